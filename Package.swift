@@ -1,0 +1,136 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Lockstep",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "LockstepJSON", targets: ["LockstepJSON"]),
+        .library(name: "LockstepCore", targets: ["LockstepCore"]),
+        .library(name: "LockstepApps", targets: ["LockstepApps"]),
+        .library(name: "LockstepTesting", targets: ["LockstepTesting"]),
+        .library(name: "LockstepServer", targets: ["LockstepServer"]),
+        .library(name: "LockstepClient", targets: ["LockstepClient"]),
+        .executable(name: "lockstep", targets: ["lockstep"]),
+        .executable(name: "lockstep-client", targets: ["lockstep-client"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump.git", from: "1.7.3"),
+    ],
+    targets: [
+        // Pure layers: no I/O, no threads.
+        .target(
+            name: "LockstepJSON",
+            dependencies: [.product(name: "Collections", package: "swift-collections")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "LockstepCore",
+            dependencies: ["LockstepJSON", .product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: strictSettings
+        ),
+        .target(name: "LockstepApps", dependencies: ["LockstepCore"], swiftSettings: strictSettings),
+        .target(
+            name: "LockstepTesting",
+            dependencies: ["LockstepCore", .product(name: "CustomDump", package: "swift-custom-dump")],
+            swiftSettings: strictSettings
+        ),
+
+        // The C boundary.
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        .target(
+            name: "LockstepTransport",
+            dependencies: [
+                "CLibWebSockets",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // The network layers.
+        .target(
+            name: "LockstepServer",
+            dependencies: [
+                "LockstepCore", "LockstepApps", "LockstepTransport",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "LockstepClient",
+            dependencies: ["LockstepCore", "LockstepTransport"],
+            swiftSettings: strictSettings
+        ),
+
+        // Executables.
+        .executableTarget(
+            name: "lockstep",
+            dependencies: [
+                "LockstepServer", "LockstepClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "lockstep-client",
+            dependencies: [
+                "LockstepClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "client",
+            swiftSettings: strictSettings
+        ),
+
+        // Tests mirror the modules.
+        .testTarget(
+            name: "LockstepJSONTests",
+            dependencies: ["LockstepJSON"],
+            resources: [.copy("Resources")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LockstepCoreTests",
+            dependencies: ["LockstepCore", "LockstepTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LockstepAppsTests",
+            dependencies: ["LockstepApps", "LockstepTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LockstepTransportTests",
+            dependencies: ["LockstepTransport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LockstepServerTests",
+            dependencies: ["LockstepServer", "LockstepClient", "LockstepApps"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LockstepClientTests",
+            dependencies: ["LockstepClient", "LockstepServer", "LockstepApps"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)
