@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump.git", from: "1.7.3"),
+        .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
     ],
     targets: [
         // Pure layers: no I/O, no threads.
@@ -43,7 +44,11 @@ let package = Package(
         .target(name: "LockstepApps", dependencies: ["LockstepCore"], swiftSettings: strictSettings),
         .target(
             name: "LockstepTesting",
-            dependencies: ["LockstepCore", .product(name: "CustomDump", package: "swift-custom-dump")],
+            dependencies: [
+                "LockstepCore",
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+                .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+            ],
             swiftSettings: strictSettings
         ),
 

@@ -1,0 +1,73 @@
+public import LockstepCore
+
+/// The `counter` app: one shared number.
+///
+/// The smallest complete reducer; copy it to start your own.
+public struct Counter: Reducer {
+    public struct State: Codable, Equatable, Sendable {
+        public var count: Int
+
+        public init(count: Int = 0) {
+            self.count = count
+        }
+    }
+
+    public enum Action: Codable, Equatable, Sendable {
+        case increment
+        case decrement
+        case add(amount: Int)
+        case reset
+    }
+
+    public init() {}
+
+    public var initialState: State { State() }
+
+    public func reduce(into state: inout State, action: Action) throws(Rejection) -> Effect<Action> {
+        switch action {
+        case .increment: try state.add(1)
+        case .decrement: try state.add(-1)
+        case .add(let amount): try state.add(amount)
+        case .reset: state.count = 0
+        }
+        return .none
+    }
+}
+
+extension Counter.State {
+    fileprivate mutating func add(_ amount: Int) throws(Rejection) {
+        let (sum, overflow) = count.addingReportingOverflow(amount)
+        guard !overflow else { throw Rejection("the count would overflow") }
+        count = sum
+    }
+}
+
+extension Counter.Action {
+    private enum CodingKeys: String, CodingKey {
+        case type, amount
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try container.decode(String.self, forKey: .type)
+        switch type {
+        case "increment": self = .increment
+        case "decrement": self = .decrement
+        case "add": self = .add(amount: try container.decode(Int.self, forKey: .amount))
+        case "reset": self = .reset
+        default: throw ActionType.unknown(type, container: container, codingKey: .type)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .increment: try container.encode("increment", forKey: .type)
+        case .decrement: try container.encode("decrement", forKey: .type)
+        case .add(let amount):
+            try container.encode("add", forKey: .type)
+            try container.encode(amount, forKey: .amount)
+        case .reset: try container.encode("reset", forKey: .type)
+        }
+    }
+}

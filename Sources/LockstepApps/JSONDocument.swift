@@ -1,0 +1,56 @@
+public import LockstepCore
+public import LockstepJSON
+
+/// The `json` app, the default: the state is any JSON document, changed by JSON Patch actions.
+///
+/// Lets clients share data without writing a reducer. A patch applies atomically: if any of its
+/// operations fails (a failed `test` included) nothing changes and the sender gets `rejected`.
+public struct JSONDocument: Reducer {
+    public typealias State = JSON
+
+    /// `{"type":"patch","ops":[RFC 6902 operations]}`
+    public struct Action: Codable, Equatable, Sendable {
+        public var ops: JSONPatch
+
+        public init(ops: JSONPatch) {
+            self.ops = ops
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case type, ops
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let type = try container.decode(String.self, forKey: .type)
+            guard type == "patch" else { throw ActionType.unknown(type, container: container, codingKey: .type) }
+            let ops = try container.decode(JSON.self, forKey: .ops)
+            do {
+                self.ops = try JSONPatch(json: ops)
+            } catch {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .ops, in: container, debugDescription: "\(error)"
+                )
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode("patch", forKey: .type)
+            try container.encode(ops.json, forKey: .ops)
+        }
+    }
+
+    public init() {}
+
+    public var initialState: JSON { .object([:]) }
+
+    public func reduce(into state: inout JSON, action: Action) throws(Rejection) -> Effect<Action> {
+        do {
+            _ = try action.ops.apply(to: &state)
+        } catch {
+            throw Rejection("\(error)")
+        }
+        return .none
+    }
+}

@@ -1,0 +1,26 @@
+public import LockstepJSON
+
+/// One new version of a room: the patch from the version before, and what it did.
+public struct Change: Sendable, Equatable {
+    /// What produced a change, as far as the store can tell; the server adds who sent it.
+    public enum Kind: Sendable, Equatable {
+        /// A reducer ran on an action.
+        case action
+        /// The change made at version `of` was reverted.
+        case undo(of: Int)
+        /// The change made at version `of`, undone earlier, was applied again.
+        case redo(of: Int)
+    }
+
+    /// The version the room has after this change; always one more than before.
+    public let version: Int
+    /// Takes the state of `version - 1` to the state of `version`.
+    public let patch: JSONPatch
+    public let kind: Kind
+
+    public init(version: Int, patch: JSONPatch, kind: Kind) {
+        self.version = version
+        self.patch = patch
+        self.kind = kind
+    }
+}

@@ -1,0 +1,79 @@
+public import LockstepJSON
+
+/// A store seen through JSON, whatever its reducer: what a server keeps for each room.
+public protocol RoomStore: Sendable {
+    var version: Int { get }
+    var history: History { get }
+
+    /// The current state as the JSON clients see.
+    func stateJSON() throws(StoreError) -> JSON
+
+    /// Decodes `action` as one of the app's actions and applies it.
+    mutating func send(json action: JSON) throws(StoreError) -> RoomOutcome
+
+    /// Applies an action that one of this room's effects sent.
+    mutating func send(effect action: EffectAction) throws(StoreError) -> RoomOutcome
+
+    mutating func undo() throws(StoreError) -> Change
+    mutating func redo() throws(StoreError) -> Change
+}
+
+/// The outcome of one action in a ``RoomStore``.
+public struct RoomOutcome: Sendable {
+    /// The new version, or nil when the action left the state as it was.
+    public let change: Change?
+    /// Follow-up work, in order.
+    public let effects: [RoomEffect]
+}
+
+/// Follow-up work of a room, with its actions already typed for that room's reducer.
+public enum RoomEffect: Sendable {
+    /// Apply this action next.
+    case send(EffectAction)
+    /// Run this work; feed what it sends back with ``RoomStore/send(effect:)``.
+    case run(@Sendable (_ send: @escaping @Sendable (EffectAction) async -> Void) async -> Void)
+}
+
+/// An action produced by an effect: the typed value for the reducer and its JSON for `cause`.
+public struct EffectAction: Sendable {
+    let value: any Sendable
+    /// The action as clients see it in `cause.action`.
+    public let json: JSON
+
+    init<Action: Encodable & Sendable>(_ action: Action) {
+        value = action
+        json = (try? JSON(encoding: action)) ?? .null
+    }
+}
+
+extension Store: RoomStore {
+    public mutating func send(json action: JSON) throws(StoreError) -> RoomOutcome {
+        let decoded: R.Action
+        do {
+            decoded = try action.decode(R.Action.self)
+        } catch {
+            throw .invalidAction(DecodingErrorDescription(error).text)
+        }
+        return try send(decoded).erased
+    }
+
+    public mutating func send(effect action: EffectAction) throws(StoreError) -> RoomOutcome {
+        guard let decoded = action.value as? R.Action else {
+            throw .invalidAction("an effect sent an action of another app")
+        }
+        return try send(decoded).erased
+    }
+}
+
+extension Store.Result {
+    var erased: RoomOutcome {
+        RoomOutcome(change: change, effects: effect.operations.map { operation in
+            switch operation {
+            case .send(let action):
+                return .send(EffectAction(action))
+            case .run(let body):
+                return .run { deliver in await body(Send { await deliver(EffectAction($0)) }) }
+            }
+        })
+    }
+}

@@ -1,0 +1,167 @@
+public import LockstepCore
+public import LockstepJSON
+import CustomDump
+import IssueReporting
+
+/// An exhaustive test harness for a reducer: every action states exactly how the state changes.
+///
+/// ```swift
+/// let store = TestStore(Counter())
+/// store.send(.increment) { $0.count = 1 }
+/// store.undo { $0.count = 0 }
+/// store.send(.add(amount: .max)) { _ in }     // fails the test: the action was rejected
+/// store.reject(.add(amount: .max))            // passes
+/// ```
+///
+/// A change the closure did not describe, or a described change that did not happen, fails the
+/// test with a readable diff of expected and actual state. Actions sent by `.send` effects wait
+/// in a queue until `receive` states them.
+@MainActor
+public final class TestStore<R: Reducer> where R.Action: Equatable {
+    /// The store under test, through the same code paths the server uses.
+    public private(set) var store: Store<R>
+    private var pendingActions: [R.Action] = []
+
+    public init(_ reducer: R, state: R.State? = nil, undoDepth: Int = 1000) {
+        store = Store(reducer: reducer, state: state, history: History(depth: undoDepth))
+    }
+
+    public var state: R.State { store.state }
+    public var version: Int { store.version }
+
+    /// Sends `action`, expecting it to change the state exactly as `update` does to the old one.
+    ///
+    /// Pass an `update` that changes nothing to state that the action is a no-op.
+    @discardableResult
+    public func send(
+        _ action: R.Action,
+        _ update: (inout R.State) throws -> Void,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) rethrows -> Change? {
+        var expected = store.state
+        try update(&expected)
+        do {
+            let result = try store.send(action)
+            queueSentActions(of: result.effect)
+            expectNoDifference(
+                store.state, expected, "state after \(action)",
+                fileID: fileID, filePath: filePath, line: line, column: column
+            )
+            return result.change
+        } catch {
+            reportIssue(
+                "\(action) failed: \(error)", fileID: fileID, filePath: filePath, line: line, column: column
+            )
+            return nil
+        }
+    }
+
+    /// Sends `action`, expecting the app to refuse it, with `message` if given, and nothing to change.
+    public func reject(
+        _ action: R.Action, message: String? = nil,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) {
+        let before = store.state
+        do {
+            let result = try store.send(action)
+            reportIssue(
+                "expected \(action) to be rejected, but it \(result.change == nil ? "changed nothing" : "was applied")",
+                fileID: fileID, filePath: filePath, line: line, column: column
+            )
+        } catch .rejected(let reason) {
+            if let message, message != reason {
+                reportIssue(
+                    "rejected with \"\(reason)\", expected \"\(message)\"",
+                    fileID: fileID, filePath: filePath, line: line, column: column
+                )
+            }
+        } catch {
+            reportIssue(
+                "expected a rejection, got \(error)", fileID: fileID, filePath: filePath, line: line, column: column
+            )
+        }
+        expectNoDifference(
+            store.state, before, "a rejected action changed the state",
+            fileID: fileID, filePath: filePath, line: line, column: column
+        )
+    }
+
+    /// Applies the next action a `.send` effect produced, expecting `action` and the change `update` describes.
+    public func receive(
+        _ action: R.Action,
+        _ update: (inout R.State) throws -> Void,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) rethrows {
+        guard !pendingActions.isEmpty else {
+            reportIssue(
+                "expected to receive \(action), but no effect sent an action",
+                fileID: fileID, filePath: filePath, line: line, column: column
+            )
+            return
+        }
+        let next = pendingActions.removeFirst()
+        expectNoDifference(
+            next, action, "received action", fileID: fileID, filePath: filePath, line: line, column: column
+        )
+        try send(next, update, fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// Undoes the latest change, expecting the state `update` describes.
+    public func undo(
+        _ update: (inout R.State) throws -> Void,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) rethrows {
+        try step(update, fileID: fileID, filePath: filePath, line: line, column: column) { try $0.undo() }
+    }
+
+    /// Redoes the latest undone change, expecting the state `update` describes.
+    public func redo(
+        _ update: (inout R.State) throws -> Void,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) rethrows {
+        try step(update, fileID: fileID, filePath: filePath, line: line, column: column) { try $0.redo() }
+    }
+
+    /// Actions effects sent that no `receive` has stated yet; a finished test expects none.
+    public var unreceivedActions: [R.Action] { pendingActions }
+
+    /// Fails the test if effects sent actions that no `receive` stated.
+    public func finish(
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) {
+        guard !pendingActions.isEmpty else { return }
+        reportIssue(
+            "effects sent actions that were never received: \(pendingActions)",
+            fileID: fileID, filePath: filePath, line: line, column: column
+        )
+    }
+
+    private func step(
+        _ update: (inout R.State) throws -> Void,
+        fileID: StaticString, filePath: StaticString, line: UInt, column: UInt,
+        _ operation: (inout Store<R>) throws(StoreError) -> Change
+    ) rethrows {
+        var expected = store.state
+        try update(&expected)
+        do {
+            _ = try operation(&store)
+        } catch {
+            reportIssue("\(error)", fileID: fileID, filePath: filePath, line: line, column: column)
+        }
+        expectNoDifference(
+            store.state, expected, fileID: fileID, filePath: filePath, line: line, column: column
+        )
+    }
+
+    private func queueSentActions(of effect: Effect<R.Action>) {
+        for case .send(let action) in effect.operations {
+            pendingActions.append(action)
+        }
+    }
+}
