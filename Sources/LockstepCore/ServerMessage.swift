@@ -1,0 +1,116 @@
+public import LockstepJSON
+
+/// A message from the server, as the protocol defines it.
+///
+/// The server encodes each once (a patch goes to every client as the same bytes); clients decode
+/// them with ``init(json:)``.
+public enum ServerMessage: Sendable, Equatable {
+    case snapshot(room: String, you: String, version: Int, state: JSON, undo: Int, redo: Int)
+    case resume(room: String, you: String, version: Int)
+    case patch(version: Int, ops: JSONPatch, cause: Cause, undo: Int, redo: Int)
+    case ack(id: String?, version: Int)
+    case error(id: String?, code: String, message: String)
+    case presence([Peer])
+    case history(id: String?, entries: [HistoryRecord])
+
+    /// One line of a `history` answer.
+    public struct HistoryRecord: Sendable, Equatable {
+        public var version: Int
+        public var cause: Cause
+
+        public init(version: Int, cause: Cause) {
+            self.version = version
+            self.cause = cause
+        }
+    }
+
+    public var json: JSON {
+        switch self {
+        case .snapshot(let room, let you, let version, let state, let undo, let redo):
+            return [
+                "type": "snapshot", "room": .string(room), "you": .string(you), "version": .int(version),
+                "state": state, "undo": .int(undo), "redo": .int(redo),
+            ]
+        case .resume(let room, let you, let version):
+            return ["type": "resume", "room": .string(room), "you": .string(you), "version": .int(version)]
+        case .patch(let version, let ops, let cause, let undo, let redo):
+            return [
+                "type": "patch", "version": .int(version), "ops": ops.json, "cause": cause.json,
+                "undo": .int(undo), "redo": .int(redo),
+            ]
+        case .ack(let id, let version):
+            return Self.withID(["type": "ack", "version": .int(version)], id)
+        case .error(let id, let code, let message):
+            return Self.withID(["type": "error", "code": .string(code), "message": .string(message)], id)
+        case .presence(let peers):
+            return ["type": "presence", "peers": .array(peers.map(\.json))]
+        case .history(let id, let entries):
+            let list = entries.map { JSON.object(["version": .int($0.version), "cause": $0.cause.json]) }
+            return Self.withID(["type": "history", "entries": .array(list)], id)
+        }
+    }
+
+    /// The message as one text frame's payload.
+    public func serialized() -> [UInt8] { json.serialized() }
+
+    private static func withID(_ object: JSONObject, _ id: String?) -> JSON {
+        var object = object
+        if let id {
+            // `id` first reads best in logs and websocat sessions.
+            var ordered: JSONObject = ["type": object["type"] ?? .null, "id": .string(id)]
+            for (key, value) in object where key != "type" { ordered[key] = value }
+            object = ordered
+        }
+        return .object(object)
+    }
+
+    public init(json: JSON) throws(WireError) {
+        let object = try WireError.object(json)
+        func string(_ key: String) throws(WireError) -> String {
+            guard let value = object[key]?.stringValue else { throw .badMessage("missing string \"\(key)\"") }
+            return value
+        }
+        func int(_ key: String) throws(WireError) -> Int {
+            guard let value = object[key]?.intValue else { throw .badMessage("missing integer \"\(key)\"") }
+            return value
+        }
+        let id = object["id"]?.stringValue
+        switch try string("type") {
+        case "snapshot":
+            self = .snapshot(
+                room: try string("room"), you: try string("you"), version: try int("version"),
+                state: object["state"] ?? .null, undo: try int("undo"), redo: try int("redo")
+            )
+        case "resume":
+            self = .resume(room: try string("room"), you: try string("you"), version: try int("version"))
+        case "patch":
+            let ops: JSONPatch
+            do {
+                ops = try JSONPatch(json: object["ops"] ?? .null)
+            } catch {
+                throw .badMessage("\"ops\" is not a JSON Patch: \(error)")
+            }
+            self = .patch(
+                version: try int("version"), ops: ops, cause: try Cause(json: object["cause"] ?? .null),
+                undo: try int("undo"), redo: try int("redo")
+            )
+        case "ack":
+            self = .ack(id: id, version: try int("version"))
+        case "error":
+            self = .error(id: id, code: try string("code"), message: try string("message"))
+        case "presence":
+            guard case .array(let list)? = object["peers"] else { throw .badMessage("missing array \"peers\"") }
+            self = .presence(list.map { Peer(client: $0["client"]?.stringValue ?? "", name: $0["name"]?.stringValue ?? "") })
+        case "history":
+            guard case .array(let list)? = object["entries"] else { throw .badMessage("missing array \"entries\"") }
+            var entries: [HistoryRecord] = []
+            for entry in list {
+                guard let version = entry["version"]?.intValue else { throw .badMessage("a history entry has no version") }
+                entries.append(HistoryRecord(version: version, cause: try Cause(json: entry["cause"] ?? .null)))
+            }
+            self = .history(id: id, entries: entries)
+        case let other:
+            throw .badMessage("unknown message type \"\(other)\"")
+        }
+    }
+}
