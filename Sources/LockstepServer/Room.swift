@@ -1,0 +1,96 @@
+import DequeModule
+import LockstepCore
+import LockstepJSON
+import LockstepTransport
+
+/// A room: its store, the clients in it, and the recent patches kept for resuming clients.
+///
+/// Loop-bound: touched only by ``SyncServer`` on the transport's thread.
+final class Room {
+    /// A patch as it went out, kept for `since=` and `history`.
+    struct LoggedPatch {
+        let version: Int
+        let cause: Cause
+        let frame: OutboundFrame
+    }
+
+    let name: String
+    var store: any RoomStore
+    /// Clients in join order (presence lists them so).
+    private(set) var sessions: [Session] = []
+    private(set) var log: Deque<LoggedPatch> = []
+    private let resumeWindow: Int
+    private var cachedState: (version: Int, bytes: [UInt8])?
+    /// A presence update is waiting to go out.
+    var presenceDirty = false
+
+    init(name: String, store: any RoomStore, resumeWindow: Int) {
+        self.name = name
+        self.store = store
+        self.resumeWindow = resumeWindow
+    }
+
+    var peers: [Peer] { sessions.map(\.peer) }
+
+    func join(_ session: Session) {
+        sessions.append(session)
+        presenceDirty = true
+    }
+
+    func leave(_ session: Session) {
+        sessions.removeAll { $0 === session }
+        presenceDirty = true
+    }
+
+    /// Encodes `change` once as a patch message and remembers it for resuming clients.
+    func record(_ change: Change, cause: Cause) -> OutboundFrame {
+        let message = ServerMessage.patch(
+            version: change.version, ops: change.patch, cause: cause,
+            undo: store.history.undoCount, redo: store.history.redoCount
+        )
+        let frame = OutboundFrame(text: message.serialized())
+        log.append(LoggedPatch(version: change.version, cause: cause, frame: frame))
+        if log.count > resumeWindow { log.removeFirst() }
+        return frame
+    }
+
+    /// The patches after `version`, if the room still has all of them.
+    func patches(after version: Int) -> [LoggedPatch]? {
+        let current = store.version
+        guard version >= 0, version <= current else { return nil }
+        if version == current { return [] }
+        guard let first = log.first, first.version <= version + 1 else { return nil }
+        let start = version + 1 - first.version
+        return Array(log[start..<log.count])
+    }
+
+    /// A snapshot for client `you`; the state is encoded once per version, whoever asks.
+    func snapshot(for you: String) throws(StoreError) -> OutboundFrame {
+        let version = store.version
+        let stateBytes: [UInt8]
+        if let cachedState, cachedState.version == version {
+            stateBytes = cachedState.bytes
+        } else {
+            stateBytes = try store.stateJSON().serialized()
+            cachedState = (version, stateBytes)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(stateBytes.count + 160)
+        // {"type":"snapshot","room":..,"you":..,"version":..,"state":STATE,"undo":..,"redo":..}
+        bytes += Array(#"{"type":"snapshot","room":"#.utf8)
+        bytes += JSON.string(name).serialized()
+        bytes += Array(#","you":"#.utf8)
+        bytes += JSON.string(you).serialized()
+        bytes += Array(",\"version\":\(version),\"state\":".utf8)
+        bytes += stateBytes
+        bytes += Array(",\"undo\":\(store.history.undoCount),\"redo\":\(store.history.redoCount)}".utf8)
+        return OutboundFrame(text: bytes)
+    }
+
+    var presenceFrame: OutboundFrame {
+        OutboundFrame(text: ServerMessage.presence(peers).serialized())
+    }
+}
+
+@available(*, unavailable)
+extension Room: Sendable {}

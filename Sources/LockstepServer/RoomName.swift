@@ -1,0 +1,28 @@
+/// A room's name as the URL gives it: 1 to 128 characters of `[A-Za-z0-9._-]`.
+struct RoomName {
+    static let maxLength = 128
+    let value: String
+
+    /// Reads the room from a WebSocket or HTTP path `/rooms/NAME`.
+    init?(path: String) {
+        let prefix = "/rooms/"
+        guard path.hasPrefix(prefix) else { return nil }
+        self.init(String(path.dropFirst(prefix.count)))
+    }
+
+    init?(_ name: String) {
+        let bytes = name.utf8
+        guard (1...Self.maxLength).contains(bytes.count), bytes.allSatisfy(Self.isAllowed) else { return nil }
+        value = name
+    }
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default:
+            false
+        }
+    }
+}

@@ -1,0 +1,30 @@
+public import LockstepCore
+
+/// Everything a server can be told; each limit has a default a public deployment can live with.
+public struct ServerConfiguration: Sendable {
+    /// Address to listen on. Loopback unless told otherwise: with no auth secret, anyone who can
+    /// reach the port can read and write every room.
+    public var host = "127.0.0.1"
+    /// TCP port for WebSocket and HTTP; 0 picks a free one (see ``SyncServer/port``).
+    public var port = 8080
+    /// The reducer every room runs.
+    public var app: App
+    /// Changes each room can undo.
+    public var undoDepth = 1000
+    /// Largest message a client may send, in bytes; larger ones get `too_large` and close 1009.
+    public var maxFrameBytes = 1 << 20
+    /// Bytes queued for one connection before its queued patches are dropped for a later snapshot.
+    public var queueLimitBytes = 4 << 20
+    /// Patches each room keeps so clients can resume with `since=`.
+    public var resumeWindow = 10_000
+    /// Open WebSocket connections the server accepts; further handshakes are refused.
+    public var maxConnections = 20_000
+    /// Messages per second one connection may send (bursts up to one second's worth); 0 is unlimited.
+    public var rateLimit = 1_000
+    /// Most entries one `history` answer holds, and its size when the request names no limit.
+    public var historyLimit = (max: 1_000, default: 20)
+
+    public init(app: App) {
+        self.app = app
+    }
+}

@@ -1,0 +1,83 @@
+import LockstepCore
+import LockstepTransport
+
+/// One client connection in one room, as the server sees it.
+///
+/// Loop-bound: touched only by ``SyncServer`` on the transport's thread.
+final class Session {
+    let connection: WebSocketConnection
+    /// The server-assigned id (`you`, `cause.client`).
+    let client: String
+    let name: String
+    let room: Room
+    /// Whether the client may change the room (a `read` token may not).
+    let canWrite: Bool
+    var limiter: RateLimiter
+    /// True once a queue overflow dropped patches: the client gets a fresh snapshot when it drains.
+    private(set) var needsSnapshot = false
+    /// Replies (acks, errors, history) held back until the snapshot is queued.
+    private var owed: [OutboundFrame] = []
+    /// Replies handed to the transport since its queue was last empty; kept if an overflow drops the queue.
+    private var repliesInQueue: [OutboundFrame] = []
+    private let queueLimit: Int
+
+    init(connection: WebSocketConnection, client: String, name: String, room: Room, canWrite: Bool,
+         rateLimit: Int, queueLimit: Int) {
+        self.connection = connection
+        self.client = client
+        self.name = name
+        self.room = room
+        self.canWrite = canWrite
+        self.limiter = RateLimiter(perSecond: rateLimit)
+        self.queueLimit = queueLimit
+    }
+
+    var peer: Peer { Peer(client: client, name: name) }
+
+    /// Queues a reply to this client: never dropped, and after the snapshot if one is owed.
+    func reply(_ frame: OutboundFrame) {
+        if needsSnapshot {
+            owed.append(frame)
+        } else {
+            repliesInQueue.append(frame)
+            connection.send(frame)
+        }
+    }
+
+    /// Queues a broadcast frame (patch, presence); returns false if the queue overflowed instead.
+    ///
+    /// Past the queue limit every queued broadcast is dropped and the client is marked to get one
+    /// fresh snapshot when it drains, so it never sees a gap and never slows the room down.
+    @discardableResult
+    func broadcast(_ frame: OutboundFrame) -> Bool {
+        guard !needsSnapshot else { return false }
+        guard connection.queuedBytes + frame.byteCount <= queueLimit else {
+            let dropped = connection.discardQueue()
+            owed = dropped.filter { frame in repliesInQueue.contains { $0 === frame } }
+            repliesInQueue.removeAll()
+            needsSnapshot = true
+            return false
+        }
+        connection.send(frame)
+        return true
+    }
+
+    /// The transport wrote everything queued; returns true if a snapshot is now owed.
+    func drained() -> Bool {
+        repliesInQueue.removeAll()
+        return needsSnapshot
+    }
+
+    /// Queues the owed snapshot, then the replies held back for it.
+    func resynchronise(with snapshot: OutboundFrame, presence: OutboundFrame) {
+        needsSnapshot = false
+        connection.send(snapshot)
+        let held = owed
+        owed.removeAll()
+        for frame in held { reply(frame) }
+        connection.send(presence)
+    }
+}
+
+@available(*, unavailable)
+extension Session: Sendable {}

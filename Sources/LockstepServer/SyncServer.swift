@@ -1,0 +1,311 @@
+public import LockstepCore
+import LockstepJSON
+public import LockstepTransport
+public import Logging
+
+/// A Lockstep server: rooms of clients over WebSocket, every change broadcast as one JSON Patch.
+///
+/// The actor runs on the transport's service thread (its executor is the transport's loop), so
+/// rooms and connections are touched by one thread only, and the compiler checks it. Effects
+/// and other threads reach it with `await`, through the loop's inbox.
+///
+/// ```swift
+/// let server = try SyncServer(configuration: ServerConfiguration(app: .counter))
+/// // ... later
+/// server.shutdown()
+/// ```
+public actor SyncServer {
+    public nonisolated let configuration: ServerConfiguration
+    nonisolated let transport: WebSocketServer
+    nonisolated let metrics: ServerMetrics
+    let logger: Logger
+    var rooms: [String: Room] = [:]
+    private var clientCount = 0
+    private var presenceScheduled = false
+    var effectTasks: [Task<Void, Never>] = []
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        transport.loop.asUnownedSerialExecutor()
+    }
+
+    /// Starts listening at once; throws if the address cannot be bound.
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "lockstep")) throws {
+        let bridge = TransportBridge()
+        var transportConfiguration = WebSocketServer.Configuration()
+        transportConfiguration.host = configuration.host
+        transportConfiguration.port = configuration.port
+        transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = ServerMetrics()
+        self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
+        bridge.attach(self)
+        logger.info("listening", metadata: [
+            "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
+        ])
+    }
+
+    /// The port the server listens on (useful with port 0).
+    public nonisolated var port: Int { transport.port }
+
+    /// Closes every connection and stops the service thread; safe to call more than once.
+    public nonisolated func shutdown() {
+        transport.shutdown()
+    }
+
+    // MARK: - Connections
+
+    func accepts(_ request: UpgradeRequest) -> Bool {
+        guard RoomName(path: request.path) != nil else { return false }
+        return sessionCount < configuration.maxConnections
+    }
+
+    private var sessionCount: Int { rooms.values.reduce(0) { $0 + $1.sessions.count } }
+
+    func open(_ connection: WebSocketConnection) {
+        guard let roomName = RoomName(path: connection.path) else {
+            connection.close(code: 1008, reason: "no such endpoint")
+            return
+        }
+        let room = room(named: roomName.value)
+        clientCount += 1
+        let client = "c\(clientCount)"
+        let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
+        let session = Session(
+            connection: connection, client: client, name: name, room: room, canWrite: true,
+            rateLimit: configuration.rateLimit, queueLimit: configuration.queueLimitBytes
+        )
+        connection.context = session
+        metrics.connections.increment()
+
+        if let since = connection.query["since"].flatMap(Int.init), let missed = room.patches(after: since) {
+            let resume = ServerMessage.resume(room: room.name, you: client, version: since)
+            connection.send(OutboundFrame(text: resume.serialized()))
+            for patch in missed { connection.send(patch.frame) }
+        } else {
+            sendSnapshot(to: session, in: room)
+        }
+        room.join(session)
+        schedulePresence()
+    }
+
+    func close(_ connection: WebSocketConnection) {
+        guard let session = connection.context as? Session else { return }
+        connection.context = nil
+        session.room.leave(session)
+        metrics.connections.decrement()
+        schedulePresence()
+    }
+
+    func drained(_ connection: WebSocketConnection) {
+        guard let session = connection.context as? Session, session.drained() else { return }
+        do {
+            session.resynchronise(with: try session.room.snapshot(for: session.client), presence: session.room.presenceFrame)
+        } catch {
+            logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
+        }
+    }
+
+    func receive(_ message: InboundMessage, from connection: WebSocketConnection) {
+        guard let session = connection.context as? Session else { return }
+        guard session.limiter.allow() else {
+            send(.error(id: nil, code: "rate_limited", message: "too many messages; this one was dropped"), to: session)
+            return
+        }
+        switch message {
+        case .tooLarge(let size):
+            send(.error(
+                id: nil, code: "too_large",
+                message: "a message of \(size) bytes or more is over the \(configuration.maxFrameBytes)-byte limit"
+            ), to: session)
+            connection.close(code: 1009, reason: "message too large")
+        case .binary:
+            send(.error(id: nil, code: "bad_json", message: "binary frames are not accepted; send JSON text"), to: session)
+        case .text(let bytes):
+            handle(bytes, from: session)
+        }
+    }
+
+    private func handle(_ bytes: [UInt8], from session: Session) {
+        let json: JSON
+        do {
+            json = try JSON(parsing: bytes)
+        } catch {
+            send(.error(id: nil, code: "bad_json", message: "\(error)"), to: session)
+            return
+        }
+        guard case .object = json else {
+            send(.error(id: nil, code: "bad_json", message: "a message must be a JSON object"), to: session)
+            return
+        }
+        let request: ClientMessage
+        do {
+            request = try ClientMessage(json: json)
+        } catch {
+            send(.error(id: ClientMessage.validID(in: json), code: error.code, message: error.message), to: session)
+            return
+        }
+        switch request {
+        case .history(let id, let limit):
+            answerHistory(id: id, limit: limit, for: session)
+        case .action, .undo, .redo:
+            guard session.canWrite else {
+                send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
+                return
+            }
+            change(request, from: session)
+        }
+    }
+
+    private func change(_ request: ClientMessage, from session: Session) {
+        let started = ContinuousClock.now
+        let room = session.room
+        do {
+            switch request {
+            case .action(let id, let action):
+                metrics.actions.increment()
+                let outcome = try room.store.send(json: action)
+                if let change = outcome.change {
+                    publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: action))
+                }
+                send(.ack(id: id, version: room.store.version), to: session)
+                run(outcome.effects, in: room)
+            case .undo(let id):
+                let change = try room.store.undo()
+                publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
+                send(.ack(id: id, version: change.version), to: session)
+            case .redo(let id):
+                let change = try room.store.redo()
+                publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
+                send(.ack(id: id, version: change.version), to: session)
+            case .history:
+                break
+            }
+        } catch {
+            send(.error(id: request.id, code: error.code, message: error.message), to: session)
+        }
+        metrics.actionLatency.recordInterval(since: started)
+    }
+
+    /// Sends `change` to everyone in `room`, the sender included: one encoding, the same bytes for all.
+    func publish(_ change: Change, in room: Room, cause: Cause) {
+        let frame = room.record(change, cause: cause)
+        metrics.patches.increment()
+        var delivered = 0
+        for session in room.sessions where session.broadcast(frame) {
+            delivered += 1
+        }
+        if delivered < room.sessions.count {
+            metrics.droppedQueues.increment(by: Int64(room.sessions.count - delivered))
+        }
+        metrics.deliveries.increment(by: Int64(delivered))
+        metrics.bytesQueued.increment(by: Int64(delivered * frame.byteCount))
+    }
+
+    private func answerHistory(id: String?, limit: Int?, for session: Session) {
+        let count = min(limit ?? configuration.historyLimit.default, configuration.historyLimit.max)
+        let entries = session.room.log.suffix(count).map { ServerMessage.HistoryRecord(version: $0.version, cause: $0.cause) }
+        send(.history(id: id, entries: entries), to: session)
+    }
+
+    func send(_ message: ServerMessage, to session: Session) {
+        if case .error(_, let code, _) = message { metrics.error(code) }
+        session.reply(OutboundFrame(text: message.serialized()))
+    }
+
+    private func sendSnapshot(to session: Session, in room: Room) {
+        do {
+            session.connection.send(try room.snapshot(for: session.client))
+        } catch {
+            logger.error("cannot encode room state", metadata: ["room": "\(room.name)", "error": "\(error)"])
+            session.connection.close(code: 1011, reason: "room state cannot be encoded")
+        }
+    }
+
+    func room(named name: String) -> Room {
+        if let room = rooms[name] { return room }
+        let room = Room(
+            name: name, store: configuration.app.makeStore(undoDepth: configuration.undoDepth),
+            resumeWindow: configuration.resumeWindow
+        )
+        rooms[name] = room
+        metrics.rooms.increment()
+        return room
+    }
+
+    // MARK: - Presence
+
+    /// Sends presence once for everything that joined or left since the last time.
+    ///
+    /// A burst of joins costs one presence message per room, not one per join.
+    private func schedulePresence() {
+        guard !presenceScheduled else { return }
+        presenceScheduled = true
+        Task { self.flushPresence() }
+    }
+
+    private func flushPresence() {
+        presenceScheduled = false
+        for room in rooms.values where room.presenceDirty {
+            room.presenceDirty = false
+            let frame = room.presenceFrame
+            for session in room.sessions { session.broadcast(frame) }
+        }
+    }
+
+    // MARK: - Effects
+
+    /// Applies `.send` effects now and starts `.run` effects, whose actions come back through the loop.
+    func run(_ effects: [RoomEffect], in room: Room) {
+        for effect in effects {
+            switch effect {
+            case .send(let action):
+                apply(action, in: room)
+            case .run(let body):
+                let name = room.name
+                effectTasks.append(Task {
+                    await body { action in await self.receiveEffect(action, inRoom: name) }
+                })
+            }
+        }
+        effectTasks.removeAll { $0.isCancelled }
+    }
+
+    private func receiveEffect(_ action: EffectAction, inRoom name: String) {
+        guard let room = rooms[name] else { return }
+        apply(action, in: room)
+    }
+
+    private func apply(_ action: EffectAction, in room: Room) {
+        do {
+            let outcome = try room.store.send(effect: action)
+            if let change = outcome.change {
+                publish(change, in: room, cause: Cause(kind: .effect, action: action.json))
+            }
+            run(outcome.effects, in: room)
+        } catch {
+            logger.warning("an effect's action failed", metadata: ["room": "\(room.name)", "error": "\(error)"])
+        }
+    }
+
+    // MARK: - HTTP
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "GET" else { return .text(405, "method not allowed\n") }
+        switch request.path {
+        case "/healthz":
+            return .text(200, "ok")
+        case "/metrics":
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
+        default:
+            guard let name = RoomName(path: request.path) else { return .text(404, "not found\n") }
+            guard let room = rooms[name.value] else { return .text(404, "no room named \(name.value)\n") }
+            do {
+                let body: JSON = ["room": .string(room.name), "version": .int(room.store.version), "state": try room.store.stateJSON()]
+                return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
+            } catch {
+                return .text(500, "\(error)\n")
+            }
+        }
+    }
+}
