@@ -1,0 +1,93 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LockstepApps
+import LockstepCore
+import LockstepServer
+import Logging
+
+/// `lockstep serve`: runs the server until SIGINT or SIGTERM.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve rooms over WebSocket (ws://HOST:PORT/rooms/ROOM) and HTTP on one port."
+    )
+
+    @Option(help: "Address to listen on. Keep the loopback default unless clients elsewhere must connect.")
+    var host = "127.0.0.1"
+
+    @Option(help: "TCP port for WebSocket and HTTP (0 picks a free port).")
+    var port = 8080
+
+    @Option(help: "The reducer every room runs: \(App.builtIn.map(\.name).joined(separator: ", ")).")
+    var app = "json"
+
+    @Option(help: "Changes each room can undo.")
+    var undoDepth = 1000
+
+    @Option(help: "Largest message a client may send, in bytes (larger: too_large, close 1009).")
+    var maxFrame = 1 << 20
+
+    @Option(help: "Bytes queued for one slow connection before its patches are dropped for a fresh snapshot.")
+    var queueLimit = 4 << 20
+
+    @Option(help: "Patches each room keeps for clients resuming with since=.")
+    var resumeWindow = 10_000
+
+    @Option(help: "Open WebSocket connections accepted; further handshakes are refused.")
+    var maxConnections = 20_000
+
+    @Option(help: "Messages per second one connection may send; 0 for no limit.")
+    var rateLimit = 1_000
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard App.builtIn.contains(where: { $0.name == app }) else {
+            throw ValidationError("unknown app '\(app)'; choose one of: \(App.builtIn.map(\.name).joined(separator: ", "))")
+        }
+        for (name, value) in [("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit)]
+        where value < 0 {
+            throw ValidationError("--\(name) cannot be negative")
+        }
+        for (name, value) in [("max-frame", maxFrame), ("queue-limit", queueLimit), ("max-connections", maxConnections)]
+        where value <= 0 {
+            throw ValidationError("--\(name) must be positive")
+        }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "lockstep")
+        logger.logLevel = logLevel
+        var configuration = ServerConfiguration(app: App.builtIn.first { $0.name == app }!)
+        configuration.host = host
+        configuration.port = port
+        configuration.undoDepth = undoDepth
+        configuration.maxFrameBytes = maxFrame
+        configuration.queueLimitBytes = queueLimit
+        configuration.resumeWindow = resumeWindow
+        configuration.maxConnections = maxConnections
+        configuration.rateLimit = rateLimit
+
+        let server = try SyncServer(configuration: configuration, logger: logger)
+        print("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM")
+        let signal = await Self.waitForTermination()
+        logger.info("shutting down", metadata: ["signal": "\(signal)"])
+        server.shutdown()
+    }
+
+    /// Suspends until SIGINT or SIGTERM arrives; returns its number.
+    private static func waitForTermination() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let once = OnceResumer(continuation)
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { once.resume(number) }
+                source.resume()
+                once.retain(source)
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Smoke test with websocat, as a new user would poke the server: connect, send an action,
+# see the snapshot, the patch and the ack.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=${LOCKSTEP_BIN:-$(swift build --show-bin-path)/lockstep}
+log=$(mktemp)
+"$bin" serve --port 0 --app counter >"$log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
+
+port=""
+for _ in $(seq 100); do
+    port=$(grep -o 'ws://127.0.0.1:[0-9]*' "$log" | head -n 1 | sed 's/.*://' || true)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { echo "websocat smoke: the server did not start"; cat "$log"; exit 1; }
+
+out=$( (echo '{"type":"action","id":"a1","action":{"type":"increment"}}'; sleep 1) \
+    | timeout 10 websocat "ws://127.0.0.1:$port/rooms/smoke?name=websocat")
+echo "$out"
+
+fail=0
+check() {
+    if grep -q "$1" <<<"$out"; then echo "ok: $2"; else echo "FAILED: $2"; fail=1; fi
+}
+check '"type":"snapshot".*"state":{"count":0}' "snapshot with the initial state"
+check '"type":"patch","version":1,"ops":\[{"op":"replace","path":"/count","value":1}\]' "patch to version 1"
+check '"type":"ack","id":"a1","version":1' "ack of the action"
+if [ "$fail" -eq 0 ]; then echo "websocat smoke: 3 passed, 0 failed"; else echo "websocat smoke: failed"; exit 1; fi
