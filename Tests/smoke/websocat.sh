@@ -28,4 +28,4 @@ check() {
 check '"type":"snapshot".*"state":{"count":0}' "snapshot with the initial state"
 check '"type":"patch","version":1,"ops":\[{"op":"replace","path":"/count","value":1}\]' "patch to version 1"
 check '"type":"ack","id":"a1","version":1' "ack of the action"
-if [ "$fail" -eq 0 ]; then echo "websocat smoke: 3 passed, 0 failed"; else echo "websocat smoke: failed"; exit 1; fi
+if [ "$fail" -eq 0 ]; then echo "smoke: 3 passed, 0 failed"; else echo "websocat smoke: failed"; exit 1; fi
