@@ -1,0 +1,244 @@
+import OrderedCollections
+
+extension JSONPatch {
+    /// Applies the patch in place and returns the patch that undoes it.
+    ///
+    /// Atomic: when an operation fails (a failed `test` included) the operations already done are undone,
+    /// so `document` is left exactly as it was, member order included, and the error names the operation.
+    /// Work follows the size of the patch, not of the document: containers are mutated in place while
+    /// uniquely referenced, and nothing is copied up front.
+    @discardableResult
+    public func apply(to document: inout JSON) throws(JSONPatchError) -> JSONPatch {
+        var undo: [PatchEngine.UndoStep] = []
+        undo.reserveCapacity(operations.count)
+        for (index, operation) in operations.enumerated() {
+            do {
+                try PatchEngine.perform(operation, on: &document, undo: &undo)
+            } catch {
+                PatchEngine.rollBack(undo, on: &document)
+                throw JSONPatchError(
+                    operationIndex: index, operationName: operation.name, path: operation.path, reason: error)
+            }
+        }
+        return JSONPatch(undo.reversed().map(\.operation))
+    }
+
+    /// The patched copy of `document`; `document` itself is untouched.
+    public func applied(to document: JSON) throws(JSONPatchError) -> JSON {
+        var copy = document
+        try apply(to: &copy)
+        return copy
+    }
+}
+
+/// The in-place mutation primitives behind `apply`.
+enum PatchEngine {
+    typealias Reason = JSONPatchError.Reason
+
+    /// An inverse operation plus what RFC 6902 cannot say: the position at which a removed object member
+    /// goes back, so a rollback restores member order too.
+    struct UndoStep {
+        var operation: PatchOperation
+        var memberPosition: Int? = nil
+    }
+
+    static func perform(
+        _ operation: PatchOperation, on document: inout JSON, undo: inout [UndoStep], memberPosition: Int? = nil
+    ) throws(Reason) {
+        switch operation {
+        case .add(let path, let value):
+            undo.append(try add(value, at: path, on: &document, memberPosition: memberPosition))
+        case .remove(let path):
+            let (_, step) = try remove(at: path, on: &document)
+            undo.append(step)
+        case .replace(let path, let value):
+            undo.append(try replace(at: path, with: value, on: &document))
+        case .move(let from, let path):
+            if from == path {
+                _ = try value(at: from, in: document)
+                return
+            }
+            guard !path.isStrictDescendant(of: from) else { throw .moveIntoOwnChild(from: from, path: path) }
+            let (value, removal) = try remove(at: from, on: &document)
+            undo.append(removal)
+            let addition = try add(value, at: path, on: &document, memberPosition: memberPosition)
+            if case .remove(let landed) = addition.operation {
+                undo[undo.count - 1] = UndoStep(
+                    operation: .move(from: landed, path: from), memberPosition: removal.memberPosition)
+            } else {
+                undo.append(addition)
+            }
+        case .copy(let from, let path):
+            let value = try value(at: from, in: document)
+            undo.append(try add(value, at: path, on: &document, memberPosition: nil))
+        case .test(let path, let expected):
+            let actual = try value(at: path, in: document)
+            guard actual == expected else { throw .testFailed(expected: expected, actual: actual) }
+        }
+    }
+
+    /// Undoes completed steps, newest first. They were produced against exactly this document, so they
+    /// cannot fail unless the engine itself is wrong.
+    static func rollBack(_ steps: [UndoStep], on document: inout JSON) {
+        var discarded: [UndoStep] = []
+        for step in steps.reversed() {
+            do {
+                try perform(step.operation, on: &document, undo: &discarded, memberPosition: step.memberPosition)
+            } catch {
+                preconditionFailure("JSON Patch rollback failed at \(step.operation.json): \(error)")
+            }
+        }
+    }
+
+    static func value(at pointer: JSONPointer, in document: JSON) throws(Reason) -> JSON {
+        var current = document
+        for (depth, token) in pointer.tokens.enumerated() {
+            switch current {
+            case .object(let object):
+                guard let member = object.members[token] else { throw .pathNotFound(pointer) }
+                current = member
+            case .array(let elements):
+                let here = JSONPointer(tokens: Array(pointer.tokens[..<depth]))
+                guard let index = JSONPointer.arrayIndex(token) else {
+                    if token == "-" { throw .pathNotFound(pointer) }
+                    throw .invalidArrayIndex(token: token, at: here)
+                }
+                guard index < elements.count else {
+                    throw .indexOutOfRange(index: index, count: elements.count, at: here)
+                }
+                current = elements[index]
+            default:
+                throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens[..<depth])))
+            }
+        }
+        return current
+    }
+
+    /// Runs `body` on the value `depth` tokens down `pointer`, mutating every container on the way in place.
+    ///
+    /// Each container's payload is moved out of its enum (which is set to `.null` meanwhile) so it stays
+    /// uniquely referenced and is not copied; `defer` puts it back on success and on error alike.
+    static func withValue<Result>(
+        at pointer: JSONPointer, depth: Int, limit: Int, in value: inout JSON,
+        _ body: (inout JSON) throws(Reason) -> Result
+    ) throws(Reason) -> Result {
+        guard depth < limit else { return try body(&value) }
+        let token = pointer.tokens[depth]
+        switch value {
+        case .object(var object):
+            value = .null
+            defer { value = .object(object) }
+            guard let index = object.members.index(forKey: token) else {
+                throw .pathNotFound(JSONPointer(tokens: Array(pointer.tokens[...depth])))
+            }
+            return try withValue(at: pointer, depth: depth + 1, limit: limit, in: &object.members.values[index], body)
+        case .array(var elements):
+            value = .null
+            defer { value = .array(elements) }
+            let index = try arrayIndex(token, in: elements.count, pointer: pointer, depth: depth, allowEnd: false)
+            return try withValue(at: pointer, depth: depth + 1, limit: limit, in: &elements[index], body)
+        default:
+            throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens[..<depth])))
+        }
+    }
+
+    private static func arrayIndex(
+        _ token: String, in count: Int, pointer: JSONPointer, depth: Int, allowEnd: Bool
+    ) throws(Reason) -> Int {
+        let here = JSONPointer(tokens: Array(pointer.tokens[..<depth]))
+        if token == "-" {
+            guard allowEnd else { throw .pathNotFound(JSONPointer(tokens: Array(pointer.tokens[...depth]))) }
+            return count
+        }
+        guard let index = JSONPointer.arrayIndex(token) else { throw .invalidArrayIndex(token: token, at: here) }
+        guard index < count || (allowEnd && index == count) else {
+            throw .indexOutOfRange(index: index, count: count, at: here)
+        }
+        return index
+    }
+
+    static func add(
+        _ newValue: JSON, at pointer: JSONPointer, on document: inout JSON, memberPosition: Int?
+    ) throws(Reason) -> UndoStep {
+        guard let key = pointer.tokens.last else {
+            let old = document
+            document = newValue
+            return UndoStep(operation: .replace(path: pointer, value: old))
+        }
+        let depth = pointer.tokens.count - 1
+        return try withValue(at: pointer, depth: 0, limit: depth, in: &document) { parent throws(Reason) in
+            switch parent {
+            case .object(var object):
+                parent = .null
+                defer { parent = .object(object) }
+                if let position = memberPosition, object.members[key] == nil {
+                    object.members.updateValue(newValue, forKey: key, insertingAt: min(position, object.count))
+                    return UndoStep(operation: .remove(path: pointer))
+                }
+                if let old = object.members.updateValue(newValue, forKey: key) {
+                    return UndoStep(operation: .replace(path: pointer, value: old))
+                }
+                return UndoStep(operation: .remove(path: pointer))
+            case .array(var elements):
+                parent = .null
+                defer { parent = .array(elements) }
+                let index = try arrayIndex(key, in: elements.count, pointer: pointer, depth: depth, allowEnd: true)
+                elements.insert(newValue, at: index)
+                let landed = key == "-" ? JSONPointer(tokens: pointer.tokens.dropLast() + [String(index)]) : pointer
+                return UndoStep(operation: .remove(path: landed))
+            default:
+                throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens.dropLast())))
+            }
+        }
+    }
+
+    static func remove(at pointer: JSONPointer, on document: inout JSON) throws(Reason) -> (JSON, UndoStep) {
+        guard let key = pointer.tokens.last else { throw .cannotRemoveRoot }
+        let depth = pointer.tokens.count - 1
+        return try withValue(at: pointer, depth: 0, limit: depth, in: &document) { parent throws(Reason) in
+            switch parent {
+            case .object(var object):
+                parent = .null
+                defer { parent = .object(object) }
+                guard let index = object.members.index(forKey: key) else { throw .pathNotFound(pointer) }
+                let removed = object.members.remove(at: index).value
+                return (removed, UndoStep(operation: .add(path: pointer, value: removed), memberPosition: index))
+            case .array(var elements):
+                parent = .null
+                defer { parent = .array(elements) }
+                let index = try arrayIndex(key, in: elements.count, pointer: pointer, depth: depth, allowEnd: false)
+                let removed = elements.remove(at: index)
+                return (removed, UndoStep(operation: .add(path: pointer, value: removed)))
+            default:
+                throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens.dropLast())))
+            }
+        }
+    }
+
+    static func replace(at pointer: JSONPointer, with newValue: JSON, on document: inout JSON) throws(Reason) -> UndoStep {
+        guard let key = pointer.tokens.last else {
+            let old = document
+            document = newValue
+            return UndoStep(operation: .replace(path: pointer, value: old))
+        }
+        let depth = pointer.tokens.count - 1
+        return try withValue(at: pointer, depth: 0, limit: depth, in: &document) { parent throws(Reason) in
+            var old = newValue
+            switch parent {
+            case .object(var object):
+                parent = .null
+                defer { parent = .object(object) }
+                guard let index = object.members.index(forKey: key) else { throw .pathNotFound(pointer) }
+                swap(&old, &object.members.values[index])
+            case .array(var elements):
+                parent = .null
+                defer { parent = .array(elements) }
+                let index = try arrayIndex(key, in: elements.count, pointer: pointer, depth: depth, allowEnd: false)
+                swap(&old, &elements[index])
+            default:
+                throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens.dropLast())))
+            }
+            return UndoStep(operation: .replace(path: pointer, value: old))
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import OrderedCollections
+
+/// One RFC 6902 operation; the unit of every state change the server broadcasts.
+public enum PatchOperation: Sendable, Hashable {
+    case add(path: JSONPointer, value: JSON)
+    case remove(path: JSONPointer)
+    case replace(path: JSONPointer, value: JSON)
+    case move(from: JSONPointer, path: JSONPointer)
+    case copy(from: JSONPointer, path: JSONPointer)
+    case test(path: JSONPointer, value: JSON)
+
+    /// The `op` member's value, used in JSON and error messages.
+    public var name: String {
+        switch self {
+        case .add: "add"
+        case .remove: "remove"
+        case .replace: "replace"
+        case .move: "move"
+        case .copy: "copy"
+        case .test: "test"
+        }
+    }
+
+    /// The `path` member: the location this operation changes or checks.
+    public var path: JSONPointer {
+        switch self {
+        case .add(let path, _), .remove(let path), .replace(let path, _), .move(_, let path),
+            .copy(_, let path), .test(let path, _):
+            path
+        }
+    }
+
+    /// Reads an operation object as received from a client; unknown extra members are ignored per RFC 6902.
+    public init(json: JSON) throws(JSONPatchError) {
+        guard case .object(let object) = json else { throw JSONPatchError(reason: .operationNotAnObject) }
+        guard let opMember = object.members["op"] else { throw JSONPatchError(reason: .missingMember("op")) }
+        guard case .string(let op) = opMember else { throw JSONPatchError(reason: .memberNotAString("op")) }
+
+        func pointer(_ member: String) throws(JSONPatchError) -> JSONPointer {
+            guard let value = object.members[member] else {
+                throw JSONPatchError(operationName: op, reason: .missingMember(member))
+            }
+            guard case .string(let text) = value else {
+                throw JSONPatchError(operationName: op, reason: .memberNotAString(member))
+            }
+            do {
+                return try JSONPointer(text)
+            } catch {
+                throw JSONPatchError(operationName: op, reason: .invalidPointer(member: member, error))
+            }
+        }
+        func value(at path: JSONPointer) throws(JSONPatchError) -> JSON {
+            guard let value = object.members["value"] else {
+                throw JSONPatchError(operationName: op, path: path, reason: .missingMember("value"))
+            }
+            return value
+        }
+
+        switch op {
+        case "add":
+            let path = try pointer("path")
+            self = .add(path: path, value: try value(at: path))
+        case "remove":
+            self = .remove(path: try pointer("path"))
+        case "replace":
+            let path = try pointer("path")
+            self = .replace(path: path, value: try value(at: path))
+        case "move":
+            let path = try pointer("path")
+            self = .move(from: try pointer("from"), path: path)
+        case "copy":
+            let path = try pointer("path")
+            self = .copy(from: try pointer("from"), path: path)
+        case "test":
+            let path = try pointer("path")
+            self = .test(path: path, value: try value(at: path))
+        default:
+            throw JSONPatchError(operationName: op, reason: .unknownOperation(op))
+        }
+    }
+
+    /// The operation as an RFC 6902 JSON object (`op`, then `from`, `path`, `value`).
+    public var json: JSON {
+        var members = OrderedDictionary<String, JSON>(minimumCapacity: 3)
+        members["op"] = .string(name)
+        switch self {
+        case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
+            members["path"] = .string(path.description)
+            members["value"] = value
+        case .remove(let path):
+            members["path"] = .string(path.description)
+        case .move(let from, let path), .copy(let from, let path):
+            members["from"] = .string(from.description)
+            members["path"] = .string(path.description)
+        }
+        return .object(JSONObject(members))
+    }
+
+    /// Writes the same text as `json.serialized()` without building the intermediate value.
+    public func serialize(into out: inout [UInt8]) {
+        JSONWriter.appendASCII("{\"op\":\"", into: &out)
+        switch self {
+        case .add: JSONWriter.appendASCII("add", into: &out)
+        case .remove: JSONWriter.appendASCII("remove", into: &out)
+        case .replace: JSONWriter.appendASCII("replace", into: &out)
+        case .move: JSONWriter.appendASCII("move", into: &out)
+        case .copy: JSONWriter.appendASCII("copy", into: &out)
+        case .test: JSONWriter.appendASCII("test", into: &out)
+        }
+        out.append(UInt8(ascii: "\""))
+        switch self {
+        case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
+            JSONWriter.appendASCII(",\"path\":", into: &out)
+            path.serializeAsJSONString(into: &out)
+            JSONWriter.appendASCII(",\"value\":", into: &out)
+            JSONWriter.write(value, into: &out)
+        case .remove(let path):
+            JSONWriter.appendASCII(",\"path\":", into: &out)
+            path.serializeAsJSONString(into: &out)
+        case .move(let from, let path), .copy(let from, let path):
+            JSONWriter.appendASCII(",\"from\":", into: &out)
+            from.serializeAsJSONString(into: &out)
+            JSONWriter.appendASCII(",\"path\":", into: &out)
+            path.serializeAsJSONString(into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+}
