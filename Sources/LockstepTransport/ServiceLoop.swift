@@ -40,6 +40,8 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private var stopping = false
     /// Called on the loop thread after each inbox drain; set before `start`.
     private var wakeHandler: (() -> Void)?
+    /// Called on the loop thread right after the context was destroyed; set before `start`.
+    private var destroyedHandler: (() -> Void)?
 
     init() {}
 
@@ -71,8 +73,9 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     // MARK: - Internal
 
     /// Starts the service thread for `context`. `owner` stays alive until the thread has destroyed the context.
-    func start(context: OpaquePointer, owner: AnyObject, onWake: (() -> Void)?) {
+    func start(context: OpaquePointer, owner: AnyObject, onWake: (() -> Void)?, onDestroyed: (() -> Void)?) {
         wakeHandler = onWake
+        destroyedHandler = onDestroyed
         state.withLock {
             $0.context = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context)))
             $0.phase = .running
@@ -173,6 +176,8 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
         state.withLock { $0.phase = .destroying }
         drainInbox()
         lws_context_destroy(context)
+        destroyedHandler?()
+        destroyedHandler = nil
         while true {
             let work: [Work] = state.withLock { state in
                 let work = state.work
