@@ -7,4 +7,22 @@
 /// (`LWS_PRE` is a macro, which Swift cannot import).
 static const size_t CLibWebSockets_LWS_PRE = LWS_PRE;
 
+/// `CONTEXT_PORT_NO_LISTEN` is a macro; a client-only context passes it as its port.
+static const int CLibWebSockets_PORT_NO_LISTEN = CONTEXT_PORT_NO_LISTEN;
+
+/// Restricts libwebsockets' own logging to errors, or errors and warnings
+/// (`LLL_*` are shifted macros Swift does not import reliably).
+static inline void CLibWebSockets_set_log_level(int include_warnings) {
+    lws_set_log_level(LLL_ERR | (include_warnings ? LLL_WARN : 0), NULL);
+}
+
+/// Server vhost options: fail instead of retrying when the port cannot be bound and, for IPv4-only
+/// listen addresses, no IPv6 socket. UTF-8 validation is deliberately NOT enabled.
+static inline uint64_t CLibWebSockets_server_options(int disable_ipv6) {
+    uint64_t options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    if (disable_ipv6)
+        options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+    return options;
+}
+
 #endif

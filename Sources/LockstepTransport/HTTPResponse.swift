@@ -1,0 +1,24 @@
+/// The answer to a plain HTTP request; the body may be any size (it is written across several writeable callbacks).
+public struct HTTPResponse: Sendable, Equatable {
+    /// The status code, e.g. 200.
+    public var status: Int
+    /// The Content-Type header value.
+    public var contentType: String
+    /// The complete body.
+    public var body: [UInt8]
+    /// Extra response headers.
+    public var headers: [String: String]
+
+    /// Builds a response; Content-Length is added automatically.
+    public init(status: Int, contentType: String = "text/plain", body: [UInt8] = [], headers: [String: String] = [:]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+        self.headers = headers
+    }
+
+    /// Builds a text response.
+    public init(status: Int, text: String, contentType: String = "text/plain; charset=utf-8") {
+        self.init(status: status, contentType: contentType, body: Array(text.utf8))
+    }
+}

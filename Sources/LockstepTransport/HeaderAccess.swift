@@ -1,0 +1,83 @@
+internal import CLibWebSockets
+
+/// Reads request data out of a wsi whose header table is still attached (handshake and HTTP callbacks only).
+enum HeaderAccess {
+    /// The value of one parsed header token, or nil when absent.
+    static func token(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let copied = Int(lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token))
+        guard copied >= 0 else { return nil }
+        return String(decoding: buffer[..<copied].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Any header by case-insensitive name: a token lws knows, else a custom header.
+    static func header(_ wsi: OpaquePointer, named name: String) -> String? {
+        let wanted = name.lowercased() + ":"
+        for raw in 0..<WSI_TOKEN_COUNT.rawValue {
+            let token = lws_token_indexes(rawValue: raw)
+            guard let cName = lws_token_to_string(token) else { continue }
+            let known = String(decoding: UnsafeRawBufferPointer(start: cName, count: strlen(cName)), as: UTF8.self)
+            if known.lowercased() == wanted { return self.token(wsi, token) }
+        }
+        return custom(wsi, named: wanted) ?? custom(wsi, named: name + ":")
+    }
+
+    private static func custom(_ wsi: OpaquePointer, named name: String) -> String? {
+        var cName = Array(name.utf8CString)
+        let nameLength = Int32(cName.count - 1)
+        let length = Int(lws_hdr_custom_length(wsi, &cName, nameLength))
+        guard length >= 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let copied = Int(lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), &cName, nameLength))
+        guard copied >= 0 else { return nil }
+        return String(decoding: buffer[..<copied].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// URL arguments (lws has already URL-decoded them); the first value of a repeated name wins.
+    static func query(_ wsi: OpaquePointer) -> [String: String] {
+        var result: [String: String] = [:]
+        var index: Int32 = 0
+        while true {
+            let length = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index))
+            guard length > 0 else { break }
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            let copied = Int(lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index))
+            index += 1
+            guard copied > 0 else { continue }
+            let argument = String(decoding: buffer[..<copied].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let name: Substring
+            let value: Substring
+            if let equals = argument.firstIndex(of: "=") {
+                name = argument[..<equals]
+                value = argument[argument.index(after: equals)...]
+            } else {
+                name = argument[...]
+                value = ""
+            }
+            if result[String(name)] == nil { result[String(name)] = String(value) }
+        }
+        return result
+    }
+
+    /// The peer's numeric address.
+    static func peer(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The request path without its query, for whichever method the request used.
+    static func path(_ wsi: OpaquePointer) -> (method: String, path: String) {
+        let methods: [(lws_token_indexes, String)] = [
+            (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_HEAD_URI, "HEAD"),
+            (WSI_TOKEN_PUT_URI, "PUT"), (WSI_TOKEN_DELETE_URI, "DELETE"), (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
+            (WSI_TOKEN_PATCH_URI, "PATCH"),
+        ]
+        for (token, method) in methods {
+            if let path = self.token(wsi, token) { return (method, path) }
+        }
+        return ("GET", "/")
+    }
+}

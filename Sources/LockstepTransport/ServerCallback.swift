@@ -1,0 +1,144 @@
+internal import CLibWebSockets
+
+/// The protocol callback of every server context: finds the `WebSocketServer` through `lws_context_user` and the
+/// connection through the per-session data, then dispatches. Runs on the loop thread.
+func serverCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi else { return 0 }
+    switch reason {
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        server(of: wsi).loop.drainInbox()
+        return 0
+
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        let server = server(of: wsi)
+        let request = UpgradeRequest(wsi: wsi)
+        let accepted = server.delegate.shouldAccept(request)
+        request.invalidate()
+        if accepted { return 0 }
+        // >0 tells lws we answered ourselves; it then completes the transaction.
+        return lws_return_http_status(wsi, 503, nil) != 0 ? -1 : 1
+
+    case LWS_CALLBACK_ESTABLISHED:
+        guard let user else { return -1 }
+        let server = server(of: wsi)
+        let connection = WebSocketConnection(id: server.nextID, wsi: wsi, server: server)
+        server.nextID += 1
+        server.connections[connection.id] = connection
+        user.storeBytes(of: Unmanaged.passUnretained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
+        server.delegate.connectionDidOpen(connection)
+        return 0
+
+    case LWS_CALLBACK_RECEIVE:
+        connection(in: user)?.handleReceive(input, length)
+        return 0
+
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return connection(in: user)?.handleWriteable() ?? -1
+
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        // Returning 0 lets lws echo the close; CLOSED follows.
+        return 0
+
+    case LWS_CALLBACK_CLOSED:
+        if let connection = connection(in: user) {
+            user?.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+            connection.handleClosed()
+        }
+        return 0
+
+    case LWS_CALLBACK_HTTP:
+        return handleHTTP(wsi, user, input)
+
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        return writeHTTPBody(wsi, user)
+
+    case LWS_CALLBACK_CLOSED_HTTP:
+        releaseExchange(user)
+        return 0
+
+    default:
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+}
+
+private func server(of wsi: OpaquePointer) -> WebSocketServer {
+    Unmanaged<WebSocketServer>.fromOpaque(lws_context_user(lws_get_context(wsi))).takeUnretainedValue()
+}
+
+private func connection(in user: UnsafeMutableRawPointer?) -> WebSocketConnection? {
+    guard let pointer = user?.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+    return Unmanaged<WebSocketConnection>.fromOpaque(pointer).takeUnretainedValue()
+}
+
+private func exchangeSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    user.map { $0 + MemoryLayout<UnsafeMutableRawPointer?>.size }
+}
+
+private func releaseExchange(_ user: UnsafeMutableRawPointer?) {
+    guard let slot = exchangeSlot(user), let pointer = slot.load(as: UnsafeMutableRawPointer?.self) else { return }
+    slot.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+    Unmanaged<HTTPExchange>.fromOpaque(pointer).release()
+}
+
+private func handleHTTP(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?)
+    -> Int32
+{
+    let server = server(of: wsi)
+    let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
+    let request = HTTPRequest(wsi: wsi, path: path)
+    let response = server.delegate.respond(to: request)
+    request.invalidate()
+
+    let pre = CLibWebSockets_LWS_PRE
+    let headerSpace = min(8192, server.configuration.coalesceBytes)
+    let start = (server.writeBuffer + pre).assumingMemoryBound(to: UInt8.self)
+    var cursor: UnsafeMutablePointer<UInt8>? = start
+    let end = start + headerSpace - 1
+    let failed = response.contentType.withCString { contentType in
+        lws_add_http_common_headers(wsi, UInt32(response.status), contentType, UInt64(response.body.count), &cursor, end)
+    }
+    if failed != 0 { return -1 }
+    for (name, value) in response.headers {
+        var cName = Array((name + ":").utf8) + [0]
+        var cValue = Array(value.utf8)
+        if lws_add_http_header_by_name(wsi, &cName, &cValue, Int32(cValue.count), &cursor, end) != 0 { return -1 }
+    }
+    if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
+
+    if response.body.isEmpty || request.method == "HEAD" {
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+    guard let slot = exchangeSlot(user) else { return -1 }
+    releaseExchange(user)
+    slot.storeBytes(
+        of: Unmanaged.passRetained(HTTPExchange(body: response.body)).toOpaque(), as: UnsafeMutableRawPointer?.self
+    )
+    lws_callback_on_writable(wsi)
+    return 0
+}
+
+private func writeHTTPBody(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let pointer = exchangeSlot(user)?.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
+    let server = server(of: wsi)
+    let exchange = Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue()
+    let chunk = min(exchange.body.count - exchange.offset, server.configuration.coalesceBytes)
+    let base = server.writeBuffer + CLibWebSockets_LWS_PRE
+    exchange.body.withUnsafeBytes { bytes in
+        base.copyMemory(from: bytes.baseAddress! + exchange.offset, byteCount: chunk)
+    }
+    exchange.offset += chunk
+    let isLast = exchange.offset == exchange.body.count
+    let written = lws_write(
+        wsi, base.assumingMemoryBound(to: UInt8.self), chunk, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
+    )
+    if written < 0 { return -1 }
+    if !isLast {
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+    releaseExchange(user)
+    return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+}

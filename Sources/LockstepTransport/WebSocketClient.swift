@@ -1,0 +1,141 @@
+internal import CLibWebSockets
+import Synchronization
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// One libwebsockets client context and its `ServiceLoop`, shared by many outgoing connections (tests, the SDK,
+/// a load generator with thousands of sockets).
+// @unchecked Sendable: `loop`, `context` and `maxMessageBytes` are never written after init; `shutdownRequested`
+// is a Mutex; `connections`, `nextID` and `sendBuffer` are touched only on the loop thread (or in init/deinit).
+public final class WebSocketClient: @unchecked Sendable {
+    /// The thread that services every connection of this client.
+    public let loop: ServiceLoop
+    /// Larger inbound messages are reported as `.tooLarge` and never buffered.
+    public let maxMessageBytes: Int
+
+    private var context: OpaquePointer?
+    var connections: [UInt64: WebSocketClientConnection] = [:]
+    var nextID: UInt64 = 1
+    var sendBuffer: UnsafeMutableRawPointer
+    var sendBufferCapacity: Int
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolName: UnsafeMutablePointer<CChar>
+    private let shutdownRequested = Mutex(false)
+
+    /// Creates the context and starts its loop thread.
+    public init(maxMessageBytes: Int = 64 << 20, receiveBufferBytes: Int = 4096) throws(TransportError) {
+        ResourceLimits.raiseFileDescriptorLimit()
+        CLibWebSockets_set_log_level(0)
+        self.maxMessageBytes = maxMessageBytes
+        loop = ServiceLoop()
+        sendBufferCapacity = CLibWebSockets_LWS_PRE + 64 * 1024
+        sendBuffer = .allocate(byteCount: sendBufferCapacity, alignment: 16)
+        protocolName = strdup("lockstep")!
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = clientCallback
+        protocols[0].rx_buffer_size = receiveBufferBytes
+
+        var info = lws_context_creation_info()
+        info.port = CLibWebSockets_PORT_NO_LISTEN
+        info.protocols = UnsafePointer(protocols)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.connect_timeout_secs = 10
+        guard let context = lws_create_context(&info) else { throw .contextCreationFailed("client context") }
+        self.context = context
+        loop.start(context: context, owner: self, onWake: nil, onDestroyed: { [unowned self] in
+            self.context = nil
+            for connection in Array(self.connections.values) {
+                connection.finish(code: nil, reason: "client shut down")
+            }
+        })
+    }
+
+    deinit {
+        sendBuffer.deallocate()
+        protocols.deinitialize(count: 2)
+        protocols.deallocate()
+        free(protocolName)
+    }
+
+    /// Opens a connection; the outcome arrives on `delegate` (on the loop thread). Any thread.
+    public func connect(
+        to url: String, headers: [String: String] = [:], delegate: sending any WebSocketClientDelegate
+    ) {
+        let transfer = UncheckedTransfer(delegate)
+        if loop.isCurrent {
+            connectOnLoop(url: url, headers: headers, delegate: transfer.value)
+        } else {
+            loop.execute { [self] in self.connectOnLoop(url: url, headers: headers, delegate: transfer.value) }
+        }
+    }
+
+    /// Ends every connection (each reports `clientDidClose`) and the loop thread, waiting for it unless called on
+    /// it. Any thread; idempotent.
+    public func shutdown() {
+        let first = shutdownRequested.withLock { requested in
+            defer { requested = true }
+            return !requested
+        }
+        if first { loop.requestStop() }
+        loop.join()
+    }
+
+    /// Grows the shared send buffer to hold `LWS_PRE` + `count` bytes. Loop thread only.
+    func ensureSendCapacity(_ count: Int) {
+        let needed = CLibWebSockets_LWS_PRE + count
+        guard needed > sendBufferCapacity else { return }
+        sendBuffer.deallocate()
+        sendBuffer = .allocate(byteCount: needed, alignment: 16)
+        sendBufferCapacity = needed
+    }
+
+    private func connectOnLoop(url: String, headers: [String: String], delegate: any WebSocketClientDelegate) {
+        let connection = WebSocketClientConnection(
+            id: nextID, client: self, delegate: delegate, headers: headers.map { ($0.key, $0.value) }
+        )
+        nextID += 1
+        let parsed: WebSocketURL
+        do {
+            parsed = try WebSocketURL(url)
+        } catch {
+            connection.finish(code: nil, reason: "invalid URL: \(url)")
+            return
+        }
+        guard let context else {
+            connection.finish(code: nil, reason: "client shut down")
+            return
+        }
+        connections[connection.id] = connection
+        let address = strdup(parsed.host)!
+        let path = strdup(parsed.path)!
+        let hostHeader = strdup(parsed.port == 80 ? parsed.host : "\(parsed.host):\(parsed.port)")!
+        connection.cStrings = [address, path, hostHeader]
+        var info = lws_client_connect_info()
+        info.context = context
+        info.address = UnsafePointer(address)
+        info.port = Int32(parsed.port)
+        info.path = UnsafePointer(path)
+        info.host = UnsafePointer(hostHeader)
+        info.origin = UnsafePointer(hostHeader)
+        info.ietf_version_or_minus_one = -1
+        info.userdata = Unmanaged.passUnretained(connection).toOpaque()
+        let wsi = lws_client_connect_via_info(&info)
+        if wsi == nil {
+            connection.finish(code: nil, reason: "connect to \(url) failed")
+        } else if !connection.finished, connection.wsi == nil {
+            connection.wsi = wsi
+        }
+    }
+}
+
+/// Moves a value that is provably not shared (a `sending` parameter) into a `@Sendable` closure.
+// @unchecked Sendable: built only from a `sending` value and used by exactly one closure on the loop thread.
+struct UncheckedTransfer<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

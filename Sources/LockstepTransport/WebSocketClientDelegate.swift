@@ -1,0 +1,10 @@
+/// The owner of outgoing connections. Every call arrives on the client's loop thread.
+public protocol WebSocketClientDelegate: AnyObject {
+    /// The handshake succeeded; the connection can send.
+    func clientDidConnect(_ connection: WebSocketClientConnection)
+    /// One whole message arrived.
+    func client(_ connection: WebSocketClientConnection, didReceive message: InboundMessage)
+    /// The connection ended, or never opened. `code` is the close code the server sent (or, for a close we
+    /// initiated, the code we sent); nil when there was no close frame, e.g. a refused connect.
+    func clientDidClose(_ connection: WebSocketClientConnection, code: UInt16?, reason: String)
+}

@@ -1,0 +1,124 @@
+internal import CLibWebSockets
+import Synchronization
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// A WebSocket (and plain HTTP) server on one libwebsockets context, serviced by its own `ServiceLoop` thread.
+// @unchecked Sendable: `loop`, `port` and `configuration` are never written after init; `shutdownRequested` is a Mutex;
+// everything else (`delegate`, `connections`, `nextID`, the buffers) is touched only on the loop thread, or in
+// init/deinit when no loop thread is running.
+public final class WebSocketServer: @unchecked Sendable {
+    /// Listening and resource settings.
+    public struct Configuration: Sendable {
+        /// The address to listen on; "0.0.0.0" or "" for all IPv4 interfaces, "::" for all interfaces.
+        public var host: String
+        /// The port to listen on; 0 picks any free port (read it back from `WebSocketServer.port`).
+        public var port: Int
+        /// Larger inbound messages are reported as `.tooLarge` and never buffered.
+        public var maxMessageBytes: Int
+        /// Bytes lws reads per receive callback; lws allocates this per connection, so it drives idle memory.
+        public var receiveBufferBytes: Int
+        /// Upper bound of queued frames handed to one write; a bigger frame is written alone.
+        public var coalesceBytes: Int
+        /// Whether libwebsockets logs warnings too (errors are always logged).
+        public var logWarnings: Bool
+
+        /// Builds a configuration; the defaults suit a local development server.
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, maxMessageBytes: Int = 1 << 20,
+            receiveBufferBytes: Int = 4096, coalesceBytes: Int = 256 * 1024, logWarnings: Bool = false
+        ) {
+            self.host = host
+            self.port = port
+            self.maxMessageBytes = maxMessageBytes
+            self.receiveBufferBytes = receiveBufferBytes
+            self.coalesceBytes = coalesceBytes
+            self.logWarnings = logWarnings
+        }
+    }
+
+    /// The thread that services this server; isolate an actor to it to touch connections directly.
+    public let loop: ServiceLoop
+    /// The bound port (useful with `port: 0`). Written only in init.
+    public private(set) var port = 0
+    /// The settings this server runs with.
+    public let configuration: Configuration
+
+    let delegate: any WebSocketServerDelegate
+    var connections: [UInt64: WebSocketConnection] = [:]
+    var nextID: UInt64 = 1
+    /// `LWS_PRE` + `coalesceBytes`: the one buffer every coalesced write and HTTP body chunk is built in.
+    let writeBuffer: UnsafeMutableRawPointer
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let cStrings: [UnsafeMutablePointer<CChar>]
+    private let shutdownRequested = Mutex(false)
+
+    /// Number of open WebSocket connections. Loop thread only.
+    public var connectionCount: Int { connections.count }
+
+    /// Binds the listening socket and starts the loop thread.
+    public init(configuration: Configuration = Configuration(), delegate: any WebSocketServerDelegate)
+        throws(TransportError)
+    {
+        ResourceLimits.raiseFileDescriptorLimit()
+        CLibWebSockets_set_log_level(configuration.logWarnings ? 1 : 0)
+        self.configuration = configuration
+        self.delegate = delegate
+        loop = ServiceLoop()
+        writeBuffer = .allocate(byteCount: CLibWebSockets_LWS_PRE + configuration.coalesceBytes, alignment: 16)
+
+        let name = strdup("lockstep")!
+        let wildcard = ["", "0.0.0.0", "::", "*"].contains(configuration.host)
+        let iface: UnsafeMutablePointer<CChar>? = wildcard ? nil : strdup(configuration.host)
+        cStrings = [name] + (iface.map { [$0] } ?? [])
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = UnsafePointer(name)
+        protocols[0].callback = serverCallback
+        // Slot 0: the WebSocketConnection (unretained; `connections` owns it). Slot 1: an HTTPExchange (retained).
+        protocols[0].per_session_data_size = 2 * MemoryLayout<UnsafeMutableRawPointer?>.size
+        protocols[0].rx_buffer_size = configuration.receiveBufferBytes
+        protocols[0].tx_packet_size = configuration.coalesceBytes
+
+        var info = lws_context_creation_info()
+        info.port = Int32(configuration.port)
+        info.iface = UnsafePointer(iface)
+        info.protocols = UnsafePointer(protocols)
+        info.options = CLibWebSockets_server_options(configuration.host.contains(":") ? 0 : 1)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.pt_serv_buf_size = 32 * 1024
+        // Not one byte of any extension (permessage-deflate would break pre-framed RAW writes).
+        info.extensions = nil
+
+        guard let context = lws_create_context(&info) else {
+            throw .contextCreationFailed("cannot listen on \(configuration.host):\(configuration.port)")
+        }
+        port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
+        loop.start(context: context, owner: self, onWake: { [unowned self] in
+            self.delegate.loopDidWake()
+        }, onDestroyed: { [unowned self] in
+            for connection in Array(self.connections.values) { connection.handleClosed() }
+        })
+    }
+
+    deinit {
+        writeBuffer.deallocate()
+        protocols.deinitialize(count: 2)
+        protocols.deallocate()
+        for string in cStrings { free(string) }
+    }
+
+    /// Closes every connection (each reports `connectionDidClose`) and ends the loop thread, waiting for it unless
+    /// called on it. Any thread; idempotent.
+    public func shutdown() {
+        let first = shutdownRequested.withLock { requested in
+            defer { requested = true }
+            return !requested
+        }
+        if first { loop.requestStop() }
+        loop.join()
+    }
+}

@@ -1,0 +1,23 @@
+/// The owner of a `WebSocketServer`'s connections. Every call arrives on the server's loop thread, so an actor
+/// isolated to `server.loop` can use `assumeIsolated` inside these methods.
+public protocol WebSocketServerDelegate: AnyObject {
+    /// Decides whether a handshake may proceed (e.g. connection caps, auth); false answers HTTP 503.
+    func shouldAccept(_ request: UpgradeRequest) -> Bool
+    /// A connection finished its handshake and can send.
+    func connectionDidOpen(_ connection: WebSocketConnection)
+    /// One whole message arrived.
+    func connection(_ connection: WebSocketConnection, didReceive message: InboundMessage)
+    /// The connection's outbound queue just became empty (all frames handed to the socket).
+    func connectionDidDrain(_ connection: WebSocketConnection)
+    /// The connection is gone, whoever closed it; called exactly once per opened connection.
+    func connectionDidClose(_ connection: WebSocketConnection)
+    /// Answers a plain HTTP request on the same port.
+    func respond(to request: HTTPRequest) -> HTTPResponse
+    /// Called after the loop drained work submitted from other threads, so owners can flush batched output.
+    func loopDidWake()
+}
+
+extension WebSocketServerDelegate {
+    /// By default nothing happens after a wake.
+    public func loopDidWake() {}
+}
