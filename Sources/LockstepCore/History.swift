@@ -1,4 +1,4 @@
-import DequeModule
+public import DequeModule
 
 /// The room's global, linear undo and redo stacks, bounded in depth.
 ///

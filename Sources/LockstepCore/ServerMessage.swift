@@ -39,28 +39,25 @@ public enum ServerMessage: Sendable, Equatable {
                 "undo": .int(undo), "redo": .int(redo),
             ]
         case .ack(let id, let version):
-            return Self.withID(["type": "ack", "version": .int(version)], id)
+            return Self.reply("ack", id: id, ["version": .int(version)])
         case .error(let id, let code, let message):
-            return Self.withID(["type": "error", "code": .string(code), "message": .string(message)], id)
+            return Self.reply("error", id: id, ["code": .string(code), "message": .string(message)])
         case .presence(let peers):
             return ["type": "presence", "peers": .array(peers.map(\.json))]
         case .history(let id, let entries):
             let list = entries.map { JSON.object(["version": .int($0.version), "cause": $0.cause.json]) }
-            return Self.withID(["type": "history", "entries": .array(list)], id)
+            return Self.reply("history", id: id, ["entries": .array(list)])
         }
     }
 
     /// The message as one text frame's payload.
     public func serialized() -> [UInt8] { json.serialized() }
 
-    private static func withID(_ object: JSONObject, _ id: String?) -> JSON {
-        var object = object
-        if let id {
-            // `id` first reads best in logs and websocat sessions.
-            var ordered: JSONObject = ["type": object["type"] ?? .null, "id": .string(id)]
-            for (key, value) in object where key != "type" { ordered[key] = value }
-            object = ordered
-        }
+    /// A reply to a request: `type`, then the request's `id` when it had one, then the rest.
+    private static func reply(_ type: String, id: String?, _ members: KeyValuePairs<String, JSON>) -> JSON {
+        var object: JSONObject = ["type": .string(type)]
+        if let id { object["id"] = .string(id) }
+        for (key, value) in members { object[key] = value }
         return .object(object)
     }
 

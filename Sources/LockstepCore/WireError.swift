@@ -1,4 +1,4 @@
-public import LockstepJSON
+import LockstepJSON
 
 /// A frame that is not a valid protocol message; the two cases are the protocol's error codes.
 public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {

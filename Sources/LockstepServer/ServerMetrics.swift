@@ -7,8 +7,8 @@ import Prometheus
 /// application embedding Lockstep keeps its own metrics setup and tests can run many servers.
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
-    let connections: Gauge
-    let rooms: Gauge
+    let connections: Meter
+    let rooms: Meter
     let actions: CoreMetrics.Counter
     let patches: CoreMetrics.Counter
     let deliveries: CoreMetrics.Counter
@@ -25,19 +25,19 @@ final class ServerMetrics: Sendable {
             .milliseconds(500), .seconds(1),
         ]
         self.factory = factory
-        connections = Gauge(label: "lockstep_connections", factory: factory)
-        rooms = Gauge(label: "lockstep_rooms", factory: factory)
-        actions = Counter(label: "lockstep_actions_total", factory: factory)
-        patches = Counter(label: "lockstep_patches_total", factory: factory)
-        deliveries = Counter(label: "lockstep_deliveries_total", factory: factory)
-        bytesQueued = Counter(label: "lockstep_sent_bytes_total", factory: factory)
-        droppedQueues = Counter(label: "lockstep_dropped_queues_total", factory: factory)
-        actionLatency = Timer(label: "lockstep_action_latency_seconds", factory: factory)
+        connections = Meter(label: "lockstep_connections", factory: factory)
+        rooms = Meter(label: "lockstep_rooms", factory: factory)
+        actions = CoreMetrics.Counter(label: "lockstep_actions_total", factory: factory)
+        patches = CoreMetrics.Counter(label: "lockstep_patches_total", factory: factory)
+        deliveries = CoreMetrics.Counter(label: "lockstep_deliveries_total", factory: factory)
+        bytesQueued = CoreMetrics.Counter(label: "lockstep_sent_bytes_total", factory: factory)
+        droppedQueues = CoreMetrics.Counter(label: "lockstep_dropped_queues_total", factory: factory)
+        actionLatency = CoreMetrics.Timer(label: "lockstep_action_latency_seconds", factory: factory)
     }
 
     /// Counts one error sent to a client, by its protocol code.
     func error(_ code: String) {
-        Counter(label: "lockstep_errors_total", dimensions: [("code", code)], factory: factory).increment()
+        CoreMetrics.Counter(label: "lockstep_errors_total", dimensions: [("code", code)], factory: factory).increment()
     }
 
     /// The Prometheus text exposition of every metric.

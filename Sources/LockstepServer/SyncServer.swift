@@ -1,3 +1,4 @@
+import CoreMetrics
 public import LockstepCore
 import LockstepJSON
 public import LockstepTransport
@@ -184,7 +185,7 @@ public actor SyncServer {
         } catch {
             send(.error(id: request.id, code: error.code, message: error.message), to: session)
         }
-        metrics.actionLatency.recordInterval(since: started)
+        metrics.actionLatency.recordNanoseconds(Int64(started.duration(to: .now) / .nanoseconds(1)))
     }
 
     /// Sends `change` to everyone in `room`, the sender included: one encoding, the same bytes for all.
@@ -291,20 +292,20 @@ public actor SyncServer {
     // MARK: - HTTP
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        guard request.method == "GET" else { return .text(405, "method not allowed\n") }
+        guard request.method == "GET" else { return HTTPResponse(status: 405, text: "method not allowed\n") }
         switch request.path {
         case "/healthz":
-            return .text(200, "ok")
+            return HTTPResponse(status: 200, text: "ok")
         case "/metrics":
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
         default:
-            guard let name = RoomName(path: request.path) else { return .text(404, "not found\n") }
-            guard let room = rooms[name.value] else { return .text(404, "no room named \(name.value)\n") }
+            guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
+            guard let room = rooms[name.value] else { return HTTPResponse(status: 404, text: "no room named \(name.value)\n") }
             do {
                 let body: JSON = ["room": .string(room.name), "version": .int(room.store.version), "state": try room.store.stateJSON()]
                 return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
             } catch {
-                return .text(500, "\(error)\n")
+                return HTTPResponse(status: 500, text: "\(error)\n")
             }
         }
     }

@@ -15,26 +15,45 @@ final class TransportBridge: WebSocketServerDelegate, Sendable {
     private var current: SyncServer? { server.withLock { $0 } }
 
     func shouldAccept(_ request: UpgradeRequest) -> Bool {
-        current?.assumeIsolated { $0.accepts(request) } ?? false
+        let request = OnLoop(request)
+        return current?.assumeIsolated { $0.accepts(request.value) } ?? false
     }
 
     func connectionDidOpen(_ connection: WebSocketConnection) {
-        current?.assumeIsolated { $0.open(connection) }
+        let connection = OnLoop(connection)
+        current?.assumeIsolated { $0.open(connection.value) }
     }
 
     func connection(_ connection: WebSocketConnection, didReceive message: InboundMessage) {
-        current?.assumeIsolated { $0.receive(message, from: connection) }
+        let connection = OnLoop(connection)
+        current?.assumeIsolated { $0.receive(message, from: connection.value) }
     }
 
     func connectionDidDrain(_ connection: WebSocketConnection) {
-        current?.assumeIsolated { $0.drained(connection) }
+        let connection = OnLoop(connection)
+        current?.assumeIsolated { $0.drained(connection.value) }
     }
 
     func connectionDidClose(_ connection: WebSocketConnection) {
-        current?.assumeIsolated { $0.close(connection) }
+        let connection = OnLoop(connection)
+        current?.assumeIsolated { $0.close(connection.value) }
     }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        current?.assumeIsolated { $0.respond(to: request) } ?? .text(503, "starting\n")
+        let request = OnLoop(request)
+        return current?.assumeIsolated { $0.respond(to: request.value) } ?? HTTPResponse(status: 503, text: "starting\n")
+    }
+}
+
+/// Carries a loop-bound value from a transport callback into the actor that lives on that loop.
+///
+/// `@unchecked Sendable` is sound here: the value never leaves the loop thread. The callback runs
+/// on the loop, and `assumeIsolated` traps unless the actor's executor is that same loop, so the
+/// value is used on the thread that owns it and nowhere else.
+private struct OnLoop<Value>: @unchecked Sendable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
     }
 }

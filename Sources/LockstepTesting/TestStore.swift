@@ -115,7 +115,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) rethrows {
-        try step(update, fileID: fileID, filePath: filePath, line: line, column: column) { try $0.undo() }
+        try step(undoing: true, update, fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Redoes the latest undone change, expecting the state `update` describes.
@@ -124,7 +124,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) rethrows {
-        try step(update, fileID: fileID, filePath: filePath, line: line, column: column) { try $0.redo() }
+        try step(undoing: false, update, fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Actions effects sent that no `receive` has stated yet; a finished test expects none.
@@ -143,14 +143,14 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     }
 
     private func step(
+        undoing: Bool,
         _ update: (inout R.State) throws -> Void,
-        fileID: StaticString, filePath: StaticString, line: UInt, column: UInt,
-        _ operation: (inout Store<R>) throws(StoreError) -> Change
+        fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
     ) rethrows {
         var expected = store.state
         try update(&expected)
         do {
-            _ = try operation(&store)
+            _ = undoing ? try store.undo() : try store.redo()
         } catch {
             reportIssue("\(error)", fileID: fileID, filePath: filePath, line: line, column: column)
         }

@@ -65,10 +65,14 @@ public final class WebSocketConnection {
         requestWritable()
     }
 
-    /// Drops every frame not yet handed to the socket (the wire stays valid: lws holds only whole frames' tails).
-    public func discardQueue() {
+    /// Drops every frame not yet handed to the socket (the wire stays valid: lws holds only whole frames' tails),
+    /// returning them so the owner can keep what must not be lost.
+    @discardableResult
+    public func discardQueue() -> [OutboundFrame] {
+        let dropped = Array(queue)
         queue.removeAll()
         queuedBytes = 0
+        return dropped
     }
 
     /// Sends everything already queued, then a close frame with `code`; `connectionDidClose` follows.

@@ -1,4 +1,4 @@
-import ArgumentParser
-import Logging
+public import ArgumentParser
+public import Logging
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

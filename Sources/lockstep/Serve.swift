@@ -71,7 +71,8 @@ struct Serve: AsyncParsableCommand {
         configuration.rateLimit = rateLimit
 
         let server = try SyncServer(configuration: configuration, logger: logger)
-        print("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM")
+        // Unbuffered, so scripts reading the port see it at once.
+        FileHandle.standardOutput.write(Data("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n".utf8))
         let signal = await Self.waitForTermination()
         logger.info("shutting down", metadata: ["signal": "\(signal)"])
         server.shutdown()
