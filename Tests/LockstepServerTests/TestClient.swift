@@ -1,19 +1,24 @@
-import Foundation
 import LockstepCore
 import LockstepJSON
 import LockstepServer
 import LockstepTransport
 import Testing
 
-/// A WebSocket client speaking the protocol, with the mirror state a real client would keep.
+/// A protocol client for tests: real WebSocket, bounded waits, and the mirror a real client keeps.
 ///
-/// Messages are read with a bounded wait, so a test that expects a message that never comes
-/// fails instead of hanging.
+/// Every wait has a deadline, so a message that never comes fails the test instead of hanging it.
 final class TestClient: Sendable {
     let socket: WebSocket
+    private let inbox: Inbox
 
     private init(socket: WebSocket) {
         self.socket = socket
+        inbox = Inbox()
+        let inbox = self.inbox
+        Task {
+            for await message in socket.messages { await inbox.push(message) }
+            await inbox.finish()
+        }
     }
 
     static func connect(
@@ -23,15 +28,127 @@ final class TestClient: Sendable {
         return TestClient(socket: try await WebSocket.connect(url, using: transport))
     }
 
-    func send(_ json: JSON) {
-        socket.send(json.serialized())
-    }
-
     func send(_ message: ClientMessage) {
-        send(message.json)
+        socket.send(message.json.serialized())
     }
 
     func sendRaw(_ text: String) {
         socket.send(Array(text.utf8))
+    }
+
+    /// The next message, decoded; fails the test after `timeout`.
+    func next(timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation) async throws -> ServerMessage {
+        guard let message = await inbox.next(timeout: timeout) else {
+            Issue.record("no message within \(timeout)", sourceLocation: sourceLocation)
+            throw TestClientError.timedOut
+        }
+        guard case .text(let bytes) = message else { throw TestClientError.notText }
+        let decoded = try ServerMessage(json: JSON(parsing: bytes))
+        await inbox.mirror(decoded)
+        return decoded
+    }
+
+    /// Reads until a message matches, applying everything it reads to the mirror.
+    func next(
+        timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+        where matches: (ServerMessage) -> Bool
+    ) async throws -> ServerMessage {
+        while true {
+            let message = try await next(timeout: timeout, sourceLocation: sourceLocation)
+            if matches(message) { return message }
+        }
+    }
+
+    /// Reads until the mirror reaches `version`.
+    func catchUp(to version: Int, timeout: Duration = .seconds(20)) async throws {
+        while await inbox.version < version {
+            _ = try await next(timeout: timeout)
+        }
+    }
+
+    /// The connection closed, with this code, before `timeout`.
+    func closeCode(timeout: Duration = .seconds(10)) async -> UInt16? {
+        while await inbox.next(timeout: timeout) != nil {}
+        return socket.closeCode
+    }
+
+    var state: JSON { get async { await inbox.state } }
+    var version: Int { get async { await inbox.version } }
+    /// Every version this client saw, in order: contiguous unless a snapshot restarted it.
+    var gaps: [String] { get async { await inbox.gaps } }
+
+    func close() {
+        socket.close()
+    }
+}
+
+enum TestClientError: Error {
+    case timedOut
+    case notText
+}
+
+/// Collects a socket's messages and keeps the mirror of the room's state.
+private actor Inbox {
+    private var buffer: [InboundMessage] = []
+    private var waiter: (id: Int, continuation: CheckedContinuation<InboundMessage?, Never>)?
+    private var waiterCount = 0
+    private var finished = false
+    private(set) var state: JSON = .null
+    private(set) var version = -1
+    private(set) var gaps: [String] = []
+
+    func push(_ message: InboundMessage) {
+        if let waiter {
+            self.waiter = nil
+            waiter.continuation.resume(returning: message)
+        } else {
+            buffer.append(message)
+        }
+    }
+
+    func finish() {
+        finished = true
+        waiter?.continuation.resume(returning: nil)
+        waiter = nil
+    }
+
+    func next(timeout: Duration) async -> InboundMessage? {
+        if !buffer.isEmpty { return buffer.removeFirst() }
+        if finished { return nil }
+        waiterCount += 1
+        let id = waiterCount
+        return await withCheckedContinuation { continuation in
+            waiter = (id, continuation)
+            Task {
+                try? await Task.sleep(for: timeout)
+                self.expire(id)
+            }
+        }
+    }
+
+    private func expire(_ id: Int) {
+        guard let waiter, waiter.id == id else { return }
+        self.waiter = nil
+        waiter.continuation.resume(returning: nil)
+    }
+
+    func mirror(_ message: ServerMessage) {
+        switch message {
+        case .snapshot(_, _, let version, let state, _, _):
+            self.state = state
+            self.version = version
+        case .resume(_, _, let version):
+            if version != self.version { gaps.append("resumed at \(version) from \(self.version)") }
+        case .patch(let version, let ops, _, _, _):
+            if version != self.version + 1 { gaps.append("patch \(version) after \(self.version)") }
+            do {
+                _ = try ops.apply(to: &state)
+            } catch {
+                gaps.append("patch \(version) does not apply: \(error)")
+            }
+            self.version = version
+        default:
+            break
+        }
     }
 }

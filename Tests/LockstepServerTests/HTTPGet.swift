@@ -1,0 +1,85 @@
+import Glibc
+import LockstepJSON
+
+/// One plain HTTP/1.1 GET over a raw socket: what curl would see.
+struct HTTPGet {
+    let status: Int
+    let body: [UInt8]
+
+    var json: JSON? { try? JSON(parsing: body) }
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    init(port: Int, path: String, headers: [String] = []) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawSocketError.failed("socket") }
+        defer { Glibc.close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        try RawSocket.connect(fd, port: port)
+        let request = (["GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + headers)
+            .joined(separator: "\r\n") + "\r\n\r\n"
+        try RawSocket.write(fd, Array(request.utf8))
+        var response: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count <= 0 { break }
+            response += chunk[0..<count]
+            if let parsed = Self.parse(response), parsed.complete { break }
+        }
+        guard let parsed = Self.parse(response) else { throw RawSocketError.failed("no HTTP response") }
+        status = parsed.status
+        body = parsed.body
+    }
+
+    private static func parse(_ bytes: [UInt8]) -> (status: Int, body: [UInt8], complete: Bool)? {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else { return nil }
+        let head = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
+        let statusLine = head.split(separator: "\r\n").first ?? ""
+        let parts = statusLine.split(separator: " ")
+        guard parts.count >= 2, let status = Int(parts[1]) else { return nil }
+        let body = Array(bytes[(end + 4)...])
+        var length: Int?
+        for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
+            length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: " "))
+        }
+        if let length { return (status, Array(body.prefix(length)), body.count >= length) }
+        return (status, body, false)
+    }
+}
+
+/// Minimal POSIX socket calls for tests that must speak below WebSocket.
+enum RawSocket {
+    static func connect(_ fd: Int32, port: Int) throws {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else { throw RawSocketError.failed("connect") }
+    }
+
+    static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw RawSocketError.failed("send") }
+            sent += count
+        }
+    }
+}
+
+enum RawSocketError: Error {
+    case failed(String)
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+    }
+}
