@@ -227,9 +227,16 @@ final class RawSocket: @unchecked Sendable {
         return readHead()
     }
 
-    func close() { Glibc.close(fd) }
+    private var closed = false
 
-    deinit { Glibc.close(fd) }
+    /// Closes once; a second close could hit an fd number another test's server already reuses.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+
+    deinit { close() }
 
     /// A masked client frame.
     static func frame(opcode: UInt8, fin: Bool, payload: [UInt8]) -> [UInt8] {
