@@ -1,0 +1,288 @@
+import Synchronization
+import Testing
+@testable import LockstepTransport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct TimeoutError: Error {}
+
+/// Runs `body`, failing after `seconds` so a broken test never hangs.
+func withTimeout<T: Sendable>(
+    _ seconds: Double = 15, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimeoutError()
+        }
+        let result = try await group.next()!
+        group.cancelAll()
+        return result
+    }
+}
+
+enum Event: Sendable, Equatable {
+    case opened(UInt64)
+    case received(UInt64, InboundMessage)
+    case drained(UInt64)
+    case closed(UInt64)
+    case http(String)
+}
+
+/// A thread-safe event log tests can await conditions on (no polling).
+final class Recorder: Sendable {
+    private struct Waiter {
+        let id: Int
+        let predicate: @Sendable ([Event]) -> Bool
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+    private struct State {
+        var events: [Event] = []
+        var waiters: [Waiter] = []
+        var nextID = 0
+    }
+    private let state = Mutex(State())
+
+    var events: [Event] { state.withLock { $0.events } }
+
+    func record(_ event: Event) {
+        let ready: [Waiter] = state.withLock { state in
+            state.events.append(event)
+            let ready = state.waiters.filter { $0.predicate(state.events) }
+            state.waiters.removeAll { waiter in ready.contains { $0.id == waiter.id } }
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume(returning: true) }
+    }
+
+    /// Waits until `predicate` holds over all events so far; false on timeout.
+    @discardableResult
+    func wait(timeout: Double = 15, until predicate: @escaping @Sendable ([Event]) -> Bool) async -> Bool {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(timeout))
+            self?.expire(id)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let satisfied = state.withLock { state -> Bool in
+                if predicate(state.events) { return true }
+                state.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
+                return false
+            }
+            if satisfied { continuation.resume(returning: true) }
+        }
+    }
+
+    private func expire(_ id: Int) {
+        let waiter: Waiter? = state.withLock { state in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(returning: false)
+    }
+
+    func count(_ match: @escaping @Sendable (Event) -> Bool) -> Int { events.filter(match).count }
+}
+
+/// Echo/broadcast server logic used by the tests.
+// @unchecked Sendable: every property is touched only on the server's loop thread (delegate calls and
+// `loop.execute` closures); `recorder` is itself Sendable.
+final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
+    let recorder = Recorder()
+    var accept = true
+    var connections: [UInt64: WebSocketConnection] = [:]
+    var lastUpgradePath = ""
+    var lastUpgradeQuery: [String: String] = [:]
+    var lastAuthorization: String?
+    var onOpen: ((WebSocketConnection) -> Void)?
+    var httpBody: [UInt8] = Array("hello over http".utf8)
+
+    func shouldAccept(_ request: UpgradeRequest) -> Bool {
+        lastUpgradePath = request.path
+        lastUpgradeQuery = request.query
+        lastAuthorization = request.header("Authorization")
+        return accept
+    }
+
+    func connectionDidOpen(_ connection: WebSocketConnection) {
+        connections[connection.id] = connection
+        onOpen?(connection)
+        recorder.record(.opened(connection.id))
+    }
+
+    func connection(_ connection: WebSocketConnection, didReceive message: InboundMessage) {
+        recorder.record(.received(connection.id, message))
+        switch message {
+        case .text(let bytes):
+            let text = String(decoding: bytes, as: UTF8.self)
+            if text.hasPrefix("burst:"), let count = Int(text.dropFirst(6)) {
+                for index in 0..<count { connection.send(OutboundFrame(text: "m\(index)")) }
+            } else if text.hasPrefix("broadcast:") {
+                let frame = OutboundFrame(text: String(text.dropFirst(10)))
+                for other in connections.values { other.send(frame) }
+            } else if text == "close1008" {
+                connection.close(code: 1008, reason: "policy")
+            } else {
+                connection.send(OutboundFrame(text: bytes))
+            }
+        case .binary(let bytes):
+            connection.send(OutboundFrame(binary: bytes))
+        case .tooLarge:
+            connection.close(code: 1009, reason: "too big")
+        }
+    }
+
+    func connectionDidDrain(_ connection: WebSocketConnection) {
+        recorder.record(.drained(connection.id))
+    }
+
+    func connectionDidClose(_ connection: WebSocketConnection) {
+        connections[connection.id] = nil
+        recorder.record(.closed(connection.id))
+    }
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        recorder.record(.http(request.method + " " + request.path))
+        return HTTPResponse(status: 200, contentType: "text/plain", body: httpBody, headers: ["X-Test": "yes"])
+    }
+}
+
+func makeServer(
+    _ delegate: TestDelegate, maxMessageBytes: Int = 1 << 20
+) throws -> WebSocketServer {
+    try WebSocketServer(configuration: .init(port: 0, maxMessageBytes: maxMessageBytes), delegate: delegate)
+}
+
+/// A blocking POSIX TCP socket speaking WebSocket by hand.
+final class RawSocket: @unchecked Sendable {
+    let fd: Int32
+    var pending: [UInt8] = []
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if result != 0 { throw TimeoutError() }
+    }
+
+    func write(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    /// One recv call; empty on EOF or timeout.
+    func readOnce() -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return count > 0 ? Array(buffer[..<count]) : []
+    }
+
+    /// Reads until the end of the HTTP head; returns the head, keeps the rest in `pending`.
+    func readHead() -> String {
+        while true {
+            if let end = findHeadEnd() {
+                let head = String(decoding: pending[..<end], as: UTF8.self)
+                pending.removeFirst(end + 4)
+                return head
+            }
+            let chunk = readOnce()
+            if chunk.isEmpty { return String(decoding: pending, as: UTF8.self) }
+            pending += chunk
+        }
+    }
+
+    private func findHeadEnd() -> Int? {
+        guard pending.count >= 4 else { return nil }
+        for index in 0...(pending.count - 4)
+        where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    func handshake(path: String = "/") -> String {
+        write(Array((
+            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).utf8))
+        return readHead()
+    }
+
+    private var closed = false
+
+    /// Closes once; a second close could hit an fd number another test's server already reuses.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+
+    deinit { close() }
+
+    /// A masked client frame.
+    static func frame(opcode: UInt8, fin: Bool, payload: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        let count = payload.count
+        if count < 126 {
+            bytes.append(0x80 | UInt8(count))
+        } else if count <= 0xFFFF {
+            bytes += [0x80 | 126, UInt8(count >> 8), UInt8(count & 0xFF)]
+        } else {
+            bytes.append(0x80 | 127)
+            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((count >> shift) & 0xFF)) }
+        }
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        bytes += mask
+        for (index, byte) in payload.enumerated() { bytes.append(byte ^ mask[index % 4]) }
+        return bytes
+    }
+}
+
+/// Parses unmasked server frames out of a byte stream.
+struct FrameParser {
+    var buffer: [UInt8] = []
+
+    mutating func feed(_ bytes: [UInt8]) -> [(opcode: UInt8, payload: [UInt8])] {
+        buffer += bytes
+        var frames: [(opcode: UInt8, payload: [UInt8])] = []
+        var offset = 0
+        while buffer.count - offset >= 2 {
+            let opcode = buffer[offset] & 0x0F
+            var length = Int(buffer[offset + 1] & 0x7F)
+            var header = 2
+            if length == 126 {
+                guard buffer.count - offset >= 4 else { break }
+                length = Int(buffer[offset + 2]) << 8 | Int(buffer[offset + 3])
+                header = 4
+            } else if length == 127 {
+                guard buffer.count - offset >= 10 else { break }
+                length = (0..<8).reduce(0) { $0 << 8 | Int(buffer[offset + 2 + $1]) }
+                header = 10
+            }
+            guard buffer.count - offset >= header + length else { break }
+            frames.append((opcode, Array(buffer[(offset + header)..<(offset + header + length)])))
+            offset += header + length
+        }
+        buffer.removeFirst(offset)
+        return frames
+    }
+}
