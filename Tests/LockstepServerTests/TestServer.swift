@@ -1,6 +1,16 @@
 import LockstepApps
 import LockstepCore
 import LockstepServer
+import LockstepTransport
+
+/// One client-side libwebsockets context for every test: one service thread, many sockets.
+let sharedTransport: WebSocketClient = {
+    do {
+        return try WebSocketClient()
+    } catch {
+        fatalError("cannot start the test client transport: \(error)")
+    }
+}()
 
 /// A real server on a free loopback port, shut down when the test's closure returns.
 func withServer<T>(

@@ -1,0 +1,158 @@
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import LockstepTransport
+import Testing
+
+/// Every error code of the protocol, and input meant to break the server.
+@Suite(.timeLimit(.minutes(2))) struct ErrorTests {
+    let transport = sharedTransport
+
+    /// Sends `text` and returns the error that answers it.
+    private func error(
+        for text: String, app: App = .counter, followUp: JSON = ["type": "increment"]
+    ) async throws -> (id: String?, code: String) {
+        try await withServer(app: app) { server in
+            let client = try await TestClient.connect(server, using: transport)
+            client.sendRaw(text)
+            let reply = try await client.next { if case .error = $0 { true } else { false } }
+            guard case .error(let id, let code, let message) = reply else { return (nil, "") }
+            #expect(!message.isEmpty)
+            // The connection stays usable and the room untouched.
+            client.send(.action(id: "after", action: followUp))
+            #expect(try await client.next { $0.isAck } == .ack(id: "after", version: 1))
+            return (id, code)
+        }
+    }
+
+    @Test(arguments: [
+        "not json", "[1,2,3]", "42", "\"text\"", "{\"type\":\"action\"", "{} trailing",
+        String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000),
+    ])
+    func framesThatAreNotJSONObjectsAreBadJSON(text: String) async throws {
+        #expect(try await error(for: text).code == "bad_json")
+    }
+
+    @Test func invalidUTF8IsBadJSON() async throws {
+        try await withServer { server in
+            let client = try await TestClient.connect(server, using: transport)
+            client.socket.send([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D])
+            let reply = try await client.next { if case .error = $0 { true } else { false } }
+            guard case .error(_, let code, _) = reply else { return }
+            #expect(code == "bad_json")
+        }
+    }
+
+    @Test func binaryFramesAreBadJSON() async throws {
+        try await withServer { server in
+            let client = try await TestClient.connect(server, using: transport)
+            client.socket.send(binary: Array(#"{"type":"undo"}"#.utf8))
+            let reply = try await client.next { if case .error = $0 { true } else { false } }
+            guard case .error(_, let code, _) = reply else { return }
+            #expect(code == "bad_json")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"type":"dance","id":"x1"}"#, "x1"),
+        (#"{"type":"action","id":"x2"}"#, "x2"),
+        (#"{"id":"x3"}"#, "x3"),
+        (#"{"type":7,"id":"x4"}"#, "x4"),
+        (#"{"type":"history","id":"x5","limit":-1}"#, "x5"),
+        (#"{"type":"undo","id":5}"#, nil),
+        ("{\"type\":\"undo\",\"id\":\"\(String(repeating: "i", count: 129))\"}", nil),
+    ] as [(String, String?)])
+    func malformedMessagesAreBadMessagesEchoingValidIDs(text: String, id: String?) async throws {
+        let reply = try await error(for: text)
+        #expect(reply.code == "bad_message")
+        #expect(reply.id == id)
+    }
+
+    @Test func anIDOf128CharactersIsAccepted() async throws {
+        try await withServer { server in
+            let client = try await TestClient.connect(server, using: transport)
+            let id = String(repeating: "é", count: 128)
+            client.send(.action(id: id, action: ["type": "increment"]))
+            #expect(try await client.next { $0.isAck } == .ack(id: id, version: 1))
+        }
+    }
+
+    @Test(arguments: [
+        #"{"type":"action","id":"i","action":{"type":"explode"}}"#,
+        #"{"type":"action","id":"i","action":[1]}"#,
+        #"{"type":"action","id":"i","action":"increment"}"#,
+        #"{"type":"action","id":"i","action":{"type":"add","amount":"many"}}"#,
+        #"{"type":"action","id":"i","action":null}"#,
+    ])
+    func actionsTheAppDoesNotKnowAreInvalid(text: String) async throws {
+        #expect(try await error(for: text) == ("i", "invalid_action"))
+    }
+
+    @Test func domainRulesReject() async throws {
+        let reply = try await error(
+            for: #"{"type":"action","id":"t","action":{"type":"toggle","id":99}}"#, app: .todos,
+            followUp: ["type": "add", "title": "after"]
+        )
+        #expect(reply == ("t", "rejected"))
+    }
+
+    @Test func emptyHistoryAnswersNothingToUndoOrRedo() async throws {
+        #expect(try await error(for: #"{"type":"undo","id":"u"}"#) == ("u", "nothing_to_undo"))
+        #expect(try await error(for: #"{"type":"redo","id":"r"}"#) == ("r", "nothing_to_redo"))
+    }
+
+    @Test func aFrameOverTheLimitIsTooLargeAndCloses1009() async throws {
+        try await withServer(configure: { $0.maxFrameBytes = 64 * 1024 }) { server in
+            let client = try await TestClient.connect(server, using: transport)
+            let other = try await TestClient.connect(server, using: transport)
+            client.sendRaw(#"{"type":"action","action":""# + String(repeating: "x", count: 10_000_000) + "\"}")
+            let reply = try await client.next { if case .error = $0 { true } else { false } }
+            guard case .error(_, let code, _) = reply else { return }
+            #expect(code == "too_large")
+            #expect(await client.closeCode() == 1009)
+            other.send(.action(id: "still", action: ["type": "increment"]))
+            #expect(try await other.next { $0.isAck } == .ack(id: "still", version: 1))
+        }
+    }
+
+    @Test func messagesPastTheRateLimitAreDropped() async throws {
+        try await withServer(configure: { $0.rateLimit = 10 }) { server in
+            let client = try await TestClient.connect(server, using: transport)
+            for index in 0..<40 { client.send(.action(id: "a\(index)", action: ["type": "increment"])) }
+            var acks = 0
+            var limited = 0
+            while acks + limited < 40 {
+                switch try await client.next() {
+                case .ack: acks += 1
+                case .error(let id, "rate_limited", _):
+                    #expect(id == nil)
+                    limited += 1
+                default: break
+                }
+            }
+            #expect(limited > 0)
+            #expect(acks >= 10)
+            let state = try HTTPGet(port: server.port, path: "/rooms/test").json
+            #expect(state?["state"]?["count"] == .int(acks))
+        }
+    }
+
+    @Test func unknownFieldsAreIgnored() async throws {
+        try await withServer { server in
+            let client = try await TestClient.connect(server, using: transport)
+            client.sendRaw(#"{"type":"action","id":"u","action":{"type":"increment","colour":"red"},"extra":[1,2]}"#)
+            #expect(try await client.next { $0.isAck } == .ack(id: "u", version: 1))
+        }
+    }
+
+    @Test func pathsOutsideRoomsAreRefused() async throws {
+        try await withServer { server in
+            for path in ["/", "/rooms/", "/rooms/bad%20name", "/rooms/" + String(repeating: "r", count: 129), "/other/x"] {
+                await #expect(throws: TransportError.self) {
+                    _ = try await WebSocket.connect("ws://127.0.0.1:\(server.port)\(path)", using: transport)
+                }
+            }
+        }
+    }
+}
