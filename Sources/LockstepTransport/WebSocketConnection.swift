@@ -72,6 +72,8 @@ public final class WebSocketConnection {
         let dropped = Array(queue)
         queue.removeAll()
         queuedBytes = 0
+        // The drain callback then comes once the peer has taken what lws still holds.
+        requestWritable()
         return dropped
     }
 
@@ -112,6 +114,8 @@ public final class WebSocketConnection {
                 lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
                 return -1
             }
+            // Writable with nothing queued and nothing held by lws: the peer has taken everything.
+            server.delegate.connectionDidDrain(self)
             return 0
         }
         let limit = server.configuration.coalesceBytes

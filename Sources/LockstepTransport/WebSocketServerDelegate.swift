@@ -7,7 +7,8 @@ public protocol WebSocketServerDelegate: AnyObject {
     func connectionDidOpen(_ connection: WebSocketConnection)
     /// One whole message arrived.
     func connection(_ connection: WebSocketConnection, didReceive message: InboundMessage)
-    /// The connection's outbound queue just became empty (all frames handed to the socket).
+    /// Everything queued has been handed to the socket, or the connection became writable with nothing queued
+    /// (after `discardQueue`, once the peer has taken what libwebsockets still held).
     func connectionDidDrain(_ connection: WebSocketConnection)
     /// The connection is gone, whoever closed it; called exactly once per opened connection.
     func connectionDidClose(_ connection: WebSocketConnection)

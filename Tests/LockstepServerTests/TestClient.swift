@@ -77,6 +77,9 @@ final class TestClient: Sendable {
     /// Every version this client saw, in order: contiguous unless a snapshot restarted it.
     var gaps: [String] { get async { await inbox.gaps } }
 
+    /// How many snapshots this client received: more than one means the server resynchronised it.
+    var snapshots: Int { get async { await inbox.snapshots } }
+
     func close() {
         socket.close()
     }
@@ -96,6 +99,7 @@ private actor Inbox {
     private(set) var state: JSON = .null
     private(set) var version = -1
     private(set) var gaps: [String] = []
+    private(set) var snapshots = 0
 
     func push(_ message: InboundMessage) {
         if let waiter {
@@ -135,6 +139,7 @@ private actor Inbox {
     func mirror(_ message: ServerMessage) {
         switch message {
         case .snapshot(_, _, let version, let state, _, _):
+            snapshots += 1
             self.state = state
             self.version = version
         case .resume(_, _, let version):
