@@ -21,8 +21,12 @@ final class Room {
     private(set) var log: Deque<LoggedPatch> = []
     private let resumeWindow: Int
     private var cachedState: (version: Int, bytes: [UInt8])?
-    /// A presence update is waiting to go out.
+    /// Someone joined or left since the last presence went out.
     var presenceDirty = false
+    /// A presence is due to go out.
+    var presenceScheduled = false
+    /// When the last presence went out.
+    var lastPresence: ContinuousClock.Instant?
 
     init(name: String, store: any RoomStore, resumeWindow: Int) {
         self.name = name
@@ -34,12 +38,10 @@ final class Room {
 
     func join(_ session: Session) {
         sessions.append(session)
-        presenceDirty = true
     }
 
     func leave(_ session: Session) {
         sessions.removeAll { $0 === session }
-        presenceDirty = true
     }
 
     /// Encodes `change` once as a patch message and remembers it for resuming clients.

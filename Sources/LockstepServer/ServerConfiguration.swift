@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit = 1_000
     /// Most entries one `history` answer holds, and its size when the request names no limit.
     public var historyLimit = (max: 1_000, default: 20)
+    /// Shortest time between two presence messages of a room, per 100 peers in it: joins and
+    /// leaves in between are merged into one message listing the room as it is then.
+    public var presenceInterval = Duration.milliseconds(50)
 
     public init(app: App) {
         self.app = app

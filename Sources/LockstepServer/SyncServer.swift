@@ -22,7 +22,7 @@ public actor SyncServer {
     let logger: Logger
     var rooms: [String: Room] = [:]
     private var clientCount = 0
-    private var presenceScheduled = false
+    private var connectionCount = 0
     var effectTasks: [Task<Void, Never>] = []
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -58,10 +58,8 @@ public actor SyncServer {
 
     func accepts(_ request: UpgradeRequest) -> Bool {
         guard RoomName(path: request.path) != nil else { return false }
-        return sessionCount < configuration.maxConnections
+        return connectionCount < configuration.maxConnections
     }
-
-    private var sessionCount: Int { rooms.values.reduce(0) { $0 + $1.sessions.count } }
 
     func open(_ connection: WebSocketConnection) {
         guard let roomName = RoomName(path: connection.path) else {
@@ -77,6 +75,7 @@ public actor SyncServer {
             rateLimit: configuration.rateLimit, queueLimit: configuration.queueLimitBytes
         )
         connection.context = session
+        connectionCount += 1
         metrics.connections.increment()
 
         if let since = connection.query["since"].flatMap(Int.init), let missed = room.patches(after: since) {
@@ -87,15 +86,16 @@ public actor SyncServer {
             sendSnapshot(to: session, in: room)
         }
         room.join(session)
-        schedulePresence()
+        schedulePresence(in: room)
     }
 
     func close(_ connection: WebSocketConnection) {
         guard let session = connection.context as? Session else { return }
         connection.context = nil
         session.room.leave(session)
+        connectionCount -= 1
         metrics.connections.decrement()
-        schedulePresence()
+        schedulePresence(in: session.room)
     }
 
     func drained(_ connection: WebSocketConnection) {
@@ -236,22 +236,29 @@ public actor SyncServer {
 
     // MARK: - Presence
 
-    /// Sends presence once for everything that joined or left since the last time.
+    /// Sends one presence for every join and leave of a room since the last one.
     ///
-    /// A burst of joins costs one presence message per room, not one per join.
-    private func schedulePresence() {
-        guard !presenceScheduled else { return }
-        presenceScheduled = true
-        Task { self.flushPresence() }
+    /// Presence lists the whole room, so its cost grows with the square of the room's size: it goes
+    /// out at most once per `presenceInterval` for each 100 peers, however many join at once.
+    private func schedulePresence(in room: Room) {
+        room.presenceDirty = true
+        guard !room.presenceScheduled else { return }
+        room.presenceScheduled = true
+        let interval = configuration.presenceInterval * max(1, room.sessions.count / 100)
+        let wait = room.lastPresence.map { interval - $0.duration(to: .now) } ?? .zero
+        Task {
+            if wait > .zero { try? await Task.sleep(for: wait) }
+            self.flushPresence(in: room)
+        }
     }
 
-    private func flushPresence() {
-        presenceScheduled = false
-        for room in rooms.values where room.presenceDirty {
-            room.presenceDirty = false
-            let frame = room.presenceFrame
-            for session in room.sessions { session.broadcast(frame) }
-        }
+    private func flushPresence(in room: Room) {
+        room.presenceScheduled = false
+        guard room.presenceDirty else { return }
+        room.presenceDirty = false
+        room.lastPresence = .now
+        let frame = room.presenceFrame
+        for session in room.sessions { session.broadcast(frame) }
     }
 
     // MARK: - Effects
