@@ -262,8 +262,7 @@ public actor RoomClient {
             redoCount = redo
             hasState = true
             synced = true
-            emit(.snapshot)
-            setStatus(.live)
+            goLive(announcing: .snapshot)
             finishConnect(.success(()))
         case .resume(_, let you, let version):
             guard hasState, version == self.version else {
@@ -272,8 +271,7 @@ public actor RoomClient {
             }
             self.you = you
             synced = true
-            emit(.resumed)
-            setStatus(.live)
+            goLive(announcing: .resumed)
         case .patch(let version, let ops, let cause, let undo, let redo):
             guard synced else {
                 requestResync("a patch arrived before any snapshot")
@@ -313,6 +311,11 @@ public actor RoomClient {
         }
     }
 
+    /// Closes the current connection as a network blip would, so tests can watch a resume. Internal.
+    func dropConnectionForTesting() {
+        socket?.close(code: 1001, reason: "dropped for testing")
+    }
+
     private func requestResync(_ reason: String) {
         guard resyncReason == nil else { return }
         resyncReason = reason
@@ -345,6 +348,14 @@ public actor RoomClient {
             change: change, room: room, you: you, version: version, state: state, peers: peers,
             undoCount: undoCount, redoCount: redoCount, status: status
         ))
+    }
+
+    /// Emits a sync (snapshot or resume) already carrying the live status, then the status change itself.
+    private func goLive(announcing change: RoomUpdate.Change) {
+        let wasLive = status == .live
+        status = .live
+        emit(change)
+        if !wasLive { emit(.status(.live)) }
     }
 
     private func setStatus(_ status: ConnectionStatus) {
