@@ -13,6 +13,7 @@ import Glibc
 final class InteractiveSession {
     private let room: RoomClient
     private let forcedApp: AppKind?
+    private let name: String?
     private var app: AppKind = .json
     private var latest: RoomUpdate?
     private var changed: [JSONPointer] = []
@@ -25,6 +26,7 @@ final class InteractiveSession {
     init(room: RoomClient, app: AppKind?, name: String?) {
         self.room = room
         forcedApp = app
+        self.name = name
     }
 
     func run() async -> Int32 {
@@ -71,7 +73,7 @@ final class InteractiveSession {
             if hadSnapshot {
                 note("snapshot at v\(update.version) (resynchronised)", .notice)
             } else {
-                note("joined room \(update.room) at v\(update.version) as \(update.you ?? "?") (app: \(app.rawValue))", .plain)
+                note("joined room \(update.room) at v\(update.version) as \(name.map { "\($0) " } ?? "")(\(update.you ?? "?"), app: \(app.rawValue))", .plain)
             }
             hadSnapshot = true
         case .resumed:

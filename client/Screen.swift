@@ -52,7 +52,7 @@ struct Screen {
             let shown = stateRows - 1
             let start = content.state.firstChanged.map { max(0, min($0 - 1, stateLines.count - shown)) } ?? 0
             for line in stateLines[start..<(start + shown)] { add(line.text, line.changed ? "\u{1B}[1;33m" : "") }
-            add("… \(stateLines.count - shown) more lines (lines \(start + 1)-\(start + shown) of \(stateLines.count))",
+            add("… showing lines \(start + 1)-\(start + shown) of \(stateLines.count)",
                 "\u{1B}[2m")
         }
         while lines.count < 3 + stateRows { add("") }
