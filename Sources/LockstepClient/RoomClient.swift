@@ -1,0 +1,383 @@
+public import LockstepCore
+public import LockstepJSON
+public import LockstepTransport
+
+/// A live mirror of one server room: applies the server's snapshot and patches in version order, sends requests,
+/// and keeps itself in sync across drops and server restarts, so an app only reads state and sends actions.
+///
+/// ```swift
+/// let room = try RoomClient(url: "ws://127.0.0.1:8080/rooms/demo", name: "alice")
+/// try await room.connect()
+/// let version = try await room.send(action: ["type": "increment"])
+/// for await update in room.updates { print(update.version, update.state) }
+/// ```
+///
+/// Reconnections resume with `since=` the mirror's version; a version gap or a patch that does not apply makes
+/// the client reconnect for a fresh snapshot rather than show a wrong state. Requests are never resent: one in
+/// flight when the connection drops fails with ``RoomClientError/disconnected``.
+public actor RoomClient {
+    /// Every change to the mirror, in order, each with the state right after it. One consumer; unbounded buffer,
+    /// so nothing is lost between `connect()` and the first iteration. Finishes after `close()`.
+    public nonisolated let updates: AsyncStream<RoomUpdate>
+
+    /// The room's name, from the URL.
+    public nonisolated let room: String
+    /// The mirrored state; `.null` before the first snapshot.
+    public private(set) var state: JSON = .null
+    /// The version of `state`.
+    public private(set) var version = 0
+    /// Who is in the room, in join order.
+    public private(set) var peers: [Peer] = []
+    /// How many changes the room can undo now.
+    public private(set) var undoCount = 0
+    /// How many changes the room can redo now.
+    public private(set) var redoCount = 0
+    /// This connection's id on the server; it changes with each reconnection.
+    public private(set) var you: String?
+    /// Where the connection stands.
+    public private(set) var status: ConnectionStatus = .connecting(failures: 0)
+
+    private let url: RoomURL
+    private let policy: ReconnectPolicy
+    private let transport: WebSocketClient
+    private let ownsTransport: Bool
+    private let continuation: AsyncStream<RoomUpdate>.Continuation
+    private var socket: WebSocket?
+    /// True once the current connection delivered a snapshot or a valid resume: patches and requests may flow.
+    private var synced = false
+    /// True once the mirror holds some version of the state, so a reconnection can resume.
+    private var hasState = false
+    /// Set when the mirror cannot follow; the connection is dropped and the next one asks for a snapshot.
+    private var resyncReason: String?
+    private var pending: [String: CheckedContinuation<Result<Reply, RoomClientError>, Never>] = [:]
+    private var nextRequest = 1
+    private var runTask: Task<Void, Never>?
+    private var connectWaiter: CheckedContinuation<Result<Void, RoomClientError>, Never>?
+    private var isClosed = false
+
+    /// What a request's answer carried.
+    enum Reply: Sendable {
+        case version(Int)
+        case history([ServerMessage.HistoryRecord])
+    }
+
+    /// Prepares a client for `url` (`ws://HOST:PORT/rooms/ROOM`); nothing connects until ``connect()``.
+    ///
+    /// - Parameters:
+    ///   - name: the display name peers see (the server uses the connection id when nil).
+    ///   - reconnect: how retries back off after a drop.
+    ///   - transport: a shared libwebsockets client (many rooms, one thread); the client makes and owns one when nil.
+    public init(
+        url: String, name: String? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
+        transport: WebSocketClient? = nil
+    ) throws(RoomClientError) {
+        self.url = try RoomURL(url, name: name)
+        room = self.url.room
+        policy = reconnect
+        if let transport {
+            self.transport = transport
+            ownsTransport = false
+        } else {
+            do {
+                self.transport = try WebSocketClient()
+            } catch {
+                throw .connectionFailed("cannot start the WebSocket client: \(error)")
+            }
+            ownsTransport = true
+        }
+        (updates, continuation) = AsyncStream.makeStream(of: RoomUpdate.self)
+    }
+
+    /// Opens the first connection and returns once the first snapshot is mirrored; from then on the client
+    /// reconnects by itself until ``close()``. Throws `connectionFailed` (and closes) if that first connection fails.
+    public func connect() async throws(RoomClientError) {
+        guard !isClosed else { throw .closed }
+        guard runTask == nil else { return }
+        let result = await withCheckedContinuation { continuation in
+            connectWaiter = continuation
+            runTask = Task { await self.run() }
+        }
+        try result.get()
+    }
+
+    /// Ends the connection and the update stream; requests still waiting fail with ``RoomClientError/closed``.
+    public func close() async {
+        guard !isClosed else { return }
+        isClosed = true
+        socket?.close()
+        runTask?.cancel()
+        await runTask?.value
+        failPending(.closed)
+        finishConnect(.failure(.closed))
+        setStatus(.closed)
+        continuation.finish()
+        if ownsTransport { transport.shutdown() }
+    }
+
+    // MARK: - Requests
+
+    /// Sends an action; returns the version the room reached (the mirror already shows it when this returns, since
+    /// the server sends the patch before the ack). An action that changes nothing returns the current version.
+    @discardableResult
+    public func send(action: JSON) async throws(RoomClientError) -> Int {
+        try await version(of: request { .action(id: $0, action: action) })
+    }
+
+    /// Reverts the room's most recent change, whoever made it; returns the version of the reverting patch.
+    @discardableResult
+    public func undo() async throws(RoomClientError) -> Int {
+        try await version(of: request { .undo(id: $0) })
+    }
+
+    /// Re-applies the most recently undone change; returns the version of its patch.
+    @discardableResult
+    public func redo() async throws(RoomClientError) -> Int {
+        try await version(of: request { .redo(id: $0) })
+    }
+
+    /// The room's most recent changes, newest last (the server's default count when `limit` is nil).
+    public func history(limit: Int? = nil) async throws(RoomClientError) -> [ServerMessage.HistoryRecord] {
+        switch try await request({ .history(id: $0, limit: limit) }) {
+        case .history(let entries): return entries
+        case .version: throw .coding("the server answered a history request with an ack")
+        }
+    }
+
+    private func version(of reply: Reply) throws(RoomClientError) -> Int {
+        switch reply {
+        case .version(let version): return version
+        case .history: throw .coding("the server answered a change with a history")
+        }
+    }
+
+    private func request(_ make: (String) -> ClientMessage) async throws(RoomClientError) -> Reply {
+        guard !isClosed else { throw .closed }
+        guard let socket, synced else { throw .notConnected }
+        let id = "r\(nextRequest)"
+        nextRequest += 1
+        let frame = make(id).json.serialized()
+        let result = await withCheckedContinuation { continuation in
+            pending[id] = continuation
+            socket.send(frame)
+        }
+        return try result.get()
+    }
+
+    // MARK: - Connection loop
+
+    private func run() async {
+        var failures = 0
+        while !isClosed {
+            setStatus(.connecting(failures: failures))
+            let since = hasState && resyncReason == nil ? version : nil
+            resyncReason = nil
+            let socket: WebSocket
+            do {
+                socket = try await WebSocket.connect(url.url(since: since), using: transport)
+            } catch {
+                if !hasState {
+                    finishConnect(.failure(.connectionFailed(Self.describe(error))))
+                    return
+                }
+                failures += 1
+                guard await waitBeforeRetry(reason: Self.describe(error), failures: failures) else { return }
+                continue
+            }
+            guard !isClosed else {
+                socket.close()
+                return
+            }
+            self.socket = socket
+            for await message in socket.messages {
+                guard case .text(let bytes) = message else { continue }
+                receive(bytes)
+                if resyncReason != nil { break }
+            }
+            let wasSynced = synced
+            self.socket = nil
+            synced = false
+            failPending(.disconnected)
+            if let reason = resyncReason {
+                socket.close()
+                setStatus(.resynchronising(reason: reason))
+                failures += 1
+                // A first resynchronisation is immediate; repeated ones back off like failures.
+                if failures > 1, !(await waitBeforeRetry(reason: reason, failures: failures - 1)) { return }
+                continue
+            }
+            guard !isClosed else { return }
+            if !hasState {
+                let reason = socket.closeReason.isEmpty ? "closed before the first snapshot" : socket.closeReason
+                finishConnect(.failure(.connectionFailed(reason)))
+                return
+            }
+            failures = wasSynced ? 1 : failures + 1
+            let reason = socket.closeReason.isEmpty ? "connection closed" : socket.closeReason
+            guard await waitBeforeRetry(reason: reason, failures: failures) else { return }
+        }
+    }
+
+    /// Announces the drop and sleeps the backoff delay; false when closed meanwhile.
+    private func waitBeforeRetry(reason: String, failures: Int) async -> Bool {
+        let delay = policy.delay(afterFailures: failures)
+        setStatus(.disconnected(reason: reason, retryIn: delay))
+        do {
+            try await Task.sleep(for: delay)
+        } catch {
+            return false
+        }
+        return !isClosed
+    }
+
+    private static func describe(_ error: TransportError) -> String {
+        switch error {
+        case .connectionFailed(let reason), .invalidURL(let reason), .contextCreationFailed(let reason): reason
+        case .shutDown: "the WebSocket client was shut down"
+        }
+    }
+
+    // MARK: - Messages
+
+    private func receive(_ bytes: [UInt8]) {
+        let message: ServerMessage
+        do {
+            message = try ServerMessage(json: try JSON(parsing: bytes))
+        } catch {
+            // A frame this client cannot read: it may have missed a change, so start again from a snapshot.
+            requestResync("unreadable message from the server: \(error)")
+            return
+        }
+        receive(message)
+    }
+
+    /// Applies one server message to the mirror. Internal so tests can feed messages a real server never sends.
+    func receive(_ message: ServerMessage) {
+        guard resyncReason == nil else { return }
+        switch message {
+        case .snapshot(_, let you, let version, let state, let undo, let redo):
+            self.you = you
+            self.state = state
+            self.version = version
+            undoCount = undo
+            redoCount = redo
+            hasState = true
+            synced = true
+            goLive(announcing: .snapshot)
+            finishConnect(.success(()))
+        case .resume(_, let you, let version):
+            guard hasState, version == self.version else {
+                requestResync("the server resumed at version \(version), the mirror is at \(self.version)")
+                return
+            }
+            self.you = you
+            synced = true
+            goLive(announcing: .resumed)
+        case .patch(let version, let ops, let cause, let undo, let redo):
+            guard synced else {
+                requestResync("a patch arrived before any snapshot")
+                return
+            }
+            guard version == self.version + 1 else {
+                requestResync("version gap: got \(version) after \(self.version)")
+                return
+            }
+            var next = state
+            do {
+                _ = try ops.apply(to: &next)
+            } catch {
+                requestResync("patch \(version) does not apply: \(error)")
+                return
+            }
+            state = next
+            self.version = version
+            undoCount = undo
+            redoCount = redo
+            emit(.patch(ops: ops, cause: cause, changedPaths: Self.changedPaths(ops)))
+        case .ack(let id, let version):
+            if let id { pending.removeValue(forKey: id)?.resume(returning: .success(.version(version))) }
+        case .error(let id, let code, let message):
+            if let id, let waiter = pending.removeValue(forKey: id) {
+                waiter.resume(returning: .failure(.server(code: code, message: message)))
+            } else {
+                emit(.serverError(code: code, message: message))
+            }
+        case .presence(let peers):
+            let joined = peers.filter { peer in !self.peers.contains { $0.client == peer.client } }
+            let left = self.peers.filter { peer in !peers.contains { $0.client == peer.client } }
+            self.peers = peers
+            emit(.presence(joined: joined, left: left))
+        case .history(let id, let entries):
+            if let id { pending.removeValue(forKey: id)?.resume(returning: .success(.history(entries))) }
+        }
+    }
+
+    /// Closes the current connection as a network blip would, so tests can watch a resume. Internal.
+    func dropConnectionForTesting() {
+        socket?.close(code: 1001, reason: "dropped for testing")
+    }
+
+    private func requestResync(_ reason: String) {
+        guard resyncReason == nil else { return }
+        resyncReason = reason
+        synced = false
+        socket?.close(code: 1000, reason: "resynchronising")
+    }
+
+    /// Where a patch touched the state: each operation's path, and the source of a move.
+    static func changedPaths(_ ops: JSONPatch) -> [JSONPointer] {
+        var paths: [JSONPointer] = []
+        for operation in ops.operations {
+            switch operation {
+            case .test: continue
+            case .move(let from, let path):
+                paths.append(from)
+                paths.append(path)
+            default:
+                paths.append(operation.path)
+            }
+        }
+        var unique: [JSONPointer] = []
+        for path in paths where !unique.contains(path) { unique.append(path) }
+        return unique
+    }
+
+    // MARK: - Bookkeeping
+
+    private func emit(_ change: RoomUpdate.Change) {
+        continuation.yield(RoomUpdate(
+            change: change, room: room, you: you, version: version, state: state, peers: peers,
+            undoCount: undoCount, redoCount: redoCount, status: status
+        ))
+    }
+
+    /// Emits a sync (snapshot or resume) already carrying the live status, then the status change itself.
+    private func goLive(announcing change: RoomUpdate.Change) {
+        let wasLive = status == .live
+        status = .live
+        emit(change)
+        if !wasLive { emit(.status(.live)) }
+    }
+
+    private func setStatus(_ status: ConnectionStatus) {
+        guard status != self.status else { return }
+        self.status = status
+        emit(.status(status))
+    }
+
+    private func failPending(_ error: RoomClientError) {
+        let waiters = pending
+        pending = [:]
+        for waiter in waiters.values { waiter.resume(returning: .failure(error)) }
+    }
+
+    private func finishConnect(_ result: Result<Void, RoomClientError>) {
+        if case .failure = result, !hasState {
+            isClosed = true
+            status = .closed
+            continuation.finish()
+            if ownsTransport { transport.shutdown() }
+        }
+        connectWaiter?.resume(returning: result)
+        connectWaiter = nil
+    }
+}

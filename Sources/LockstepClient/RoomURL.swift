@@ -1,0 +1,57 @@
+/// A room's WebSocket address split into what stays (the base) and what changes per connection (`since`).
+struct RoomURL: Sendable {
+    /// `ws://HOST:PORT/rooms/ROOM`, without a query.
+    let base: String
+    /// The room's name, from the path.
+    let room: String
+    /// Query parameters given in the URL (other than `since`), kept on every connection.
+    let query: [(String, String)]
+
+    init(_ url: String, name: String?) throws(RoomClientError) {
+        guard url.hasPrefix("ws://") else { throw .invalidURL(url) }
+        let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let base = String(parts[0])
+        let path = base.dropFirst("ws://".count).drop { $0 != "/" }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 3, segments[1] == "rooms", !segments[2].isEmpty,
+            segments[2].count <= 128,
+            segments[2].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+        else { throw .invalidURL(url) }
+        self.base = base
+        self.room = String(segments[2])
+        var query: [(String, String)] = []
+        if parts.count == 2 {
+            for pair in parts[1].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let key = String(kv[0])
+                guard key != "since", !(key == "name" && name != nil) else { continue }
+                query.append((key, kv.count == 2 ? String(kv[1]) : ""))
+            }
+        }
+        if let name { query.append(("name", Self.percentEncoded(name))) }
+        self.query = query
+    }
+
+    /// The address for one connection: resume from `since` when given.
+    func url(since: Int?) -> String {
+        var query = self.query
+        if let since { query.append(("since", String(since))) }
+        guard !query.isEmpty else { return base }
+        return base + "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+    }
+
+    /// Encodes everything but unreserved characters, so any display name survives the query string.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            let scalar = Unicode.Scalar(byte)
+            if byte < 0x80, scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) || "-._~".unicodeScalars.contains(scalar) {
+                out.unicodeScalars.append(scalar)
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import LockstepApps
+import LockstepJSON
+import LockstepServer
+import Testing
+
+/// The built `lockstep-client`, next to this test bundle in the build directory.
+private func clientBinary() throws -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("lockstep-client")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    let fromBundle = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("lockstep-client")
+    guard FileManager.default.isExecutableFile(atPath: fromBundle.path) else {
+        throw TimedOut(what: "the lockstep-client binary (run swift build --product lockstep-client)")
+    }
+    return fromBundle
+}
+
+/// A running `lockstep-client` whose stdout is read line by line as JSON.
+private final class ClientProcess: Sendable {
+    let process: Process
+    let input: Pipe
+    let lines: AsyncStream<JSON>
+
+    init(arguments: [String]) throws {
+        process = Process()
+        process.executableURL = try clientBinary()
+        process.arguments = arguments
+        input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let (stream, continuation) = AsyncStream.makeStream(of: JSON.self)
+        lines = stream
+        let reader = output.fileHandleForReading
+        let thread = Thread {
+            var buffer: [UInt8] = []
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                buffer += data
+                while let newline = buffer.firstIndex(of: 10) {
+                    if let json = try? JSON(parsing: Array(buffer[..<newline])) { continuation.yield(json) }
+                    buffer.removeSubrange(...newline)
+                }
+            }
+            continuation.finish()
+        }
+        try process.run()
+        thread.start()
+    }
+
+    /// All lines until the process ends (bounded), and its exit status.
+    func finish(within seconds: Double = 15) async throws -> (lines: [JSON], status: Int32) {
+        let lines = self.lines
+        let collected = try await within(seconds, "lockstep-client to exit") {
+            var all: [JSON] = []
+            for await line in lines { all.append(line) }
+            return all
+        }
+        process.waitUntilExit()
+        return (collected, process.terminationStatus)
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct ExecutableTests {
+    @Test func execRunsCommandsAndPrintsEveryUpdateAsJSON() async throws {
+        try await withServer(app: .counter) { server in
+            // Bob reads commands from a pipe (not a TTY) and prints what alice does.
+            let bob = try ClientProcess(arguments: [roomURL(server, "cli"), "--name", "bob"])
+            let bobLines = bob.lines
+            let alice = try ClientProcess(arguments: [
+                roomURL(server, "cli"), "--name", "alice", "--exec", "+; add 4; undo; history 2; bogus",
+            ])
+            let (lines, status) = try await alice.finish()
+            #expect(status == 2, "a refused command makes the exit status 2")
+            let events = lines.compactMap { $0["event"]?.stringValue }
+            #expect(events.first == "snapshot")
+            let patches = lines.filter { $0["event"] == "patch" }
+            #expect(patches.compactMap { $0["version"]?.intValue } == [1, 2, 3])
+            #expect(patches.last?["state"] == ["count": 1])
+            #expect(patches.first?["changed"] == ["/count"])
+            #expect(patches.last?["cause"]?["kind"] == "undo")
+            let acks = lines.filter { $0["event"] == "ack" }
+            #expect(acks.map { $0["command"] } == ["+", "add 4", "undo"])
+            #expect(acks.map { $0["version"] } == [1, 2, 3])
+            // Each ack follows its patch.
+            let ackIndex = try #require(lines.firstIndex { $0["event"] == "ack" })
+            let patchIndex = try #require(lines.firstIndex { $0["event"] == "patch" })
+            #expect(patchIndex < ackIndex)
+            #expect(lines.first { $0["event"] == "history" }?["entries"]?.arrayValue?.count == 2)
+            #expect(lines.contains { $0["event"] == "error" && $0["command"] == "bogus" && $0["code"] == "usage" })
+
+            // Bob saw the same three versions; closing his stdin ends him with status 0.
+            let seen = try await within(10, "bob to see version 3") {
+                var versions: [Int] = []
+                for await line in bobLines where line["event"] == "patch" {
+                    versions.append(line["version"]?.intValue ?? -1)
+                    if versions.count == 3 { return versions }
+                }
+                return versions
+            }
+            #expect(seen == [1, 2, 3])
+            try bob.input.fileHandleForWriting.close()
+            let (_, bobStatus) = try await bob.finish()
+            #expect(bobStatus == 0)
+        }
+    }
+
+    @Test func stdinCommandsForTodosAndServerErrors() async throws {
+        try await withServer(app: .todos) { server in
+            let client = try ClientProcess(arguments: [roomURL(server, "todo-cli")])
+            let commands = "add milk\nadd bread\ntoggle 1\nrename 2 rye bread\ntoggle 9\nquit\nadd never\n"
+            client.input.fileHandleForWriting.write(Data(commands.utf8))
+            let (lines, status) = try await client.finish()
+            #expect(status == 2)
+            let error = try #require(lines.first { $0["event"] == "error" })
+            #expect(error["code"] == "rejected")
+            #expect(error["message"] == "no todo with id 9")
+            let last = try #require(lines.last { $0["event"] == "patch" })
+            #expect(last["version"] == 4)
+            #expect(last["state"]?["items"] == [
+                ["id": 1, "title": "milk", "done": true], ["id": 2, "title": "rye bread", "done": false],
+            ])
+            #expect(try fetchRoom(port: server.port, room: "todo-cli").version == 4)
+        }
+    }
+
+    @Test func jsonAppCommandsBecomePatches() async throws {
+        try await withServer(app: .json) { server in
+            let client = try ClientProcess(arguments: [
+                roomURL(server, "doc"), "--exec", "set /title hello world; set /n 41; inc /n; add /tags [\"a\"]; remove /title",
+            ])
+            let (lines, status) = try await client.finish()
+            #expect(status == 0)
+            #expect(lines.last { $0["event"] == "patch" }?["state"] == ["n": 42, "tags": ["a"]])
+            #expect(try fetchRoom(port: server.port, room: "doc").state == ["n": 42, "tags": ["a"]])
+        }
+    }
+
+    @Test func connectionFailureExitsNonZero() async throws {
+        let port = try await withServer(app: .counter) { $0.port }
+        let client = try ClientProcess(arguments: ["ws://127.0.0.1:\(port)/rooms/x", "--exec", "+"])
+        let (lines, status) = try await client.finish()
+        #expect(status == 1)
+        #expect(lines.isEmpty)
+    }
+}

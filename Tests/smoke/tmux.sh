@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End-to-end check of the terminal client as a person uses it: a counter server, two lockstep-client screens in
+# tmux (80x24), commands typed into one, the other's screen read back.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin_dir=${LOCKSTEP_BIN_DIR:-$(swift build --show-bin-path)}
+server_bin="$bin_dir/lockstep"
+client_bin="$bin_dir/lockstep-client"
+[ -x "$server_bin" ] && [ -x "$client_bin" ] || { echo "tmux smoke: build lockstep and lockstep-client first"; exit 1; }
+command -v tmux >/dev/null || { echo "tmux smoke: tmux is not installed"; exit 1; }
+
+log=$(mktemp)
+socket="lockstep-smoke-$$"
+tmx() { tmux -L "$socket" "$@"; }
+cleanup() {
+    tmx kill-server 2>/dev/null || true
+    [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
+    rm -f "$log"
+}
+trap cleanup EXIT
+
+"$server_bin" serve --port 0 --app counter >"$log" 2>&1 &
+server_pid=$!
+port=""
+for _ in $(seq 100); do
+    port=$(grep -o 'ws://127.0.0.1:[0-9]*' "$log" | head -n 1 | sed 's/.*://' || true)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { echo "tmux smoke: the server did not start"; cat "$log"; exit 1; }
+url="ws://127.0.0.1:$port/rooms/smoke"
+
+tmx new-session -d -s alice -x 80 -y 24 "TERM=xterm-256color NO_COLOR=1 '$client_bin' '$url' --name alice"
+tmx new-session -d -s bob -x 80 -y 24 "TERM=xterm-256color NO_COLOR=1 '$client_bin' '$url' --name bob"
+
+passed=0
+failed=0
+# wait_for SESSION PATTERN DESCRIPTION: polls the pane for up to 10 s.
+wait_for() {
+    local screen=""
+    for _ in $(seq 100); do
+        screen=$(tmx capture-pane -p -t "$1" 2>/dev/null || true)
+        if grep -qE -- "$2" <<<"$screen"; then
+            echo "ok: $3"
+            passed=$((passed + 1))
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "FAILED: $3 (no /$2/ on $1's screen within 10 s):"
+    echo "$screen"
+    failed=$((failed + 1))
+    return 1
+}
+
+wait_for alice 'live' "alice is connected" || true
+wait_for bob 'peers: .*alice.*bob|peers: .*bob.*alice' "bob sees both peers" || true
+wait_for bob '"count": 0' "bob sees the initial count" || true
+
+tmx send-keys -t alice '+' Enter
+wait_for bob '"count": 1' "bob sees alice's increment" || true
+wait_for bob 'v1 alice: increment' "bob's log names alice" || true
+
+tmx send-keys -t alice 'undo' Enter
+wait_for bob '"count": 0' "bob sees alice's undo" || true
+wait_for bob 'v2 alice undid v1' "bob's log shows the undo" || true
+
+tmx send-keys -t bob 'redo' Enter
+wait_for alice '"count": 1' "alice sees bob's redo" || true
+
+tmx send-keys -t alice 'frobnicate' Enter
+wait_for alice "unknown command 'frobnicate'" "a typo is explained inline" || true
+
+if [ -n "${TMUX_SMOKE_CAPTURE:-}" ]; then
+    { echo "--- alice"; tmx capture-pane -p -t alice; echo "--- bob"; tmx capture-pane -p -t bob; } >"$TMUX_SMOKE_CAPTURE"
+fi
+
+tmx send-keys -t alice C-c
+tmx send-keys -t bob C-d
+for _ in $(seq 50); do
+    tmx has-session -t alice 2>/dev/null || tmx has-session -t bob 2>/dev/null || break
+    sleep 0.1
+done
+if tmx has-session -t alice 2>/dev/null || tmx has-session -t bob 2>/dev/null; then
+    echo "FAILED: Ctrl-C / Ctrl-D quit both clients"
+    failed=$((failed + 1))
+else
+    echo "ok: Ctrl-C / Ctrl-D quit both clients"
+    passed=$((passed + 1))
+fi
+
+echo "tmux: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

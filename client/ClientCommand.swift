@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import LockstepClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lockstep-client`: a live, full-screen view of one room with a command prompt, or a JSON-lines tool for
+/// scripts when stdin is not a terminal or `--exec` is given.
+@main
+struct ClientCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lockstep-client",
+        abstract: "Join a Lockstep room: see its state live, send actions, undo and redo.",
+        discussion: """
+            Interactive on a terminal. With --exec "cmd; cmd", or with commands on stdin, prints every update as \
+            one JSON line and exits once each command is answered (exit 1: cannot connect; 2: a command failed).
+            Commands for every app: \(AppKind.commonHelp)
+            counter: \(AppKind.counter.helpLines.joined(separator: " "))
+            todos: \(AppKind.todos.helpLines.joined(separator: " "))
+            json: \(AppKind.json.helpLines.joined(separator: " "))
+            """
+    )
+
+    @Argument(help: "The room's address, ws://HOST:PORT/rooms/ROOM.")
+    var url: String
+
+    @Option(help: "The name other clients see.")
+    var name: String?
+
+    @Option(help: "The room's app (json, counter, todos) when guessing it from the state's shape is wrong.")
+    var app: AppKind?
+
+    @Option(help: "Commands to run, separated by ';', then exit (non-interactive).")
+    var exec: String?
+
+    func run() async throws {
+        let room: RoomClient
+        do {
+            room = try RoomClient(url: url, name: name)
+            try await room.connect()
+        } catch {
+            FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        let code: Int32
+        if exec == nil, isatty(0) != 0, isatty(1) != 0 {
+            code = await InteractiveSession(room: room, app: app, name: name).run()
+        } else {
+            let commands = exec.map(ScriptSession.commands(from:)) ?? ScriptSession.standardInputLines()
+            code = await ScriptSession(room: room, app: app).run(commands: commands)
+        }
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+extension AppKind: ExpressibleByArgument {}

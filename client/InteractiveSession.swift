@@ -1,0 +1,192 @@
+import Dispatch
+import Foundation
+import LockstepClient
+import LockstepCore
+import LockstepJSON
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The full-screen client: mirrors the room into the screen model, reads keys on a thread of its own, and runs each
+/// submitted command as a request whose errors land in the log.
+@MainActor
+final class InteractiveSession {
+    private let room: RoomClient
+    private let forcedApp: AppKind?
+    private let name: String?
+    private var app: AppKind = .json
+    private var latest: RoomUpdate?
+    private var changed: [JSONPointer] = []
+    private var log: [Screen.LogLine] = []
+    private var narration = Narration()
+    private var editor = LineEditor()
+    private var hadSnapshot = false
+    private let screen = Screen(colors: ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+
+    init(room: RoomClient, app: AppKind?, name: String?) {
+        self.room = room
+        forcedApp = app
+        self.name = name
+    }
+
+    func run() async -> Int32 {
+        guard Terminal.enterFullScreen() else { return 1 }
+        defer { Terminal.restore() }
+        let updates = Task { @MainActor in
+            for await update in room.updates {
+                self.apply(update)
+                self.draw()
+            }
+        }
+        signal(SIGWINCH, SIG_IGN)
+        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .main)
+        resize.setEventHandler { MainActor.assumeIsolated { self.draw() } }
+        resize.resume()
+        note("help lists the commands; Ctrl-C or Ctrl-D quits", .notice)
+        draw()
+        var decoder = Key.Decoder()
+        reading: for await chunk in Self.keyChunks() {
+            for key in decoder.feed(chunk) {
+                switch editor.handle(key) {
+                case .quit: break reading
+                case .submitted(let line):
+                    if execute(line) == .quit { break reading }
+                case .edited, .ignored: break
+                }
+            }
+            draw()
+        }
+        resize.cancel()
+        await room.close()
+        await updates.value
+        return 0
+    }
+
+    // MARK: - Updates
+
+    private func apply(_ update: RoomUpdate) {
+        latest = update
+        switch update.change {
+        case .snapshot:
+            app = forcedApp ?? AppKind(detectingFrom: update.state)
+            changed = []
+            if hadSnapshot {
+                note("snapshot at v\(update.version) (resynchronised)", .notice)
+            } else {
+                note("joined room \(update.room) at v\(update.version) as \(name.map { "\($0) " } ?? "")(\(update.you ?? "?"), app: \(app.rawValue))", .plain)
+            }
+            hadSnapshot = true
+        case .resumed:
+            note("resumed at v\(update.version)", .notice)
+        case .patch(_, let cause, let paths):
+            changed = paths
+            let mine = cause.client != nil && cause.client == update.you
+            note(narration.describe(cause, version: update.version), mine ? .mine : .plain)
+        case .presence(let joined, let left):
+            narration.remember(update.peers)
+            for peer in joined where peer.client != update.you { note("\(peer.name) joined", .plain) }
+            for peer in left { note("\(peer.name) left", .plain) }
+        case .status(let status):
+            switch status {
+            case .disconnected, .resynchronising: note(status.description, .notice)
+            case .live, .connecting, .closed: break
+            }
+        case .serverError(let code, let message):
+            note("server: \(message) (\(code))", .error)
+        }
+    }
+
+    // MARK: - Commands
+
+    private func execute(_ line: String) -> Command? {
+        guard line.contains(where: { !$0.isWhitespace }) else { return nil }
+        let state = latest?.state ?? .null
+        let command: Command
+        do {
+            command = try Command(parsing: line, app: app, state: state)
+        } catch {
+            note("\(error)", .error)
+            return nil
+        }
+        switch command {
+        case .quit: return .quit
+        case .help:
+            for text in [AppKind.commonHelp] + app.helpLines { note(text, .notice) }
+        case .history(let limit):
+            request(line) { room in
+                let entries = try await room.history(limit: limit)
+                return entries.isEmpty ? ["history is empty"] : entries.map { self.narration.describe($0.cause, version: $0.version) }
+            }
+        case .undo: request(line) { room in _ = try await room.undo(); return [] }
+        case .redo: request(line) { room in _ = try await room.redo(); return [] }
+        case .action(let action):
+            request(line) { room in
+                let before = await room.version
+                let version = try await room.send(action: action)
+                return version == before ? ["\(line): no change"] : []
+            }
+        }
+        return command
+    }
+
+    /// Runs a request in the background; its answer lines, or its error in words, go to the log.
+    private func request(
+        _ line: String, _ body: @escaping @MainActor (RoomClient) async throws -> [String]
+    ) {
+        let room = self.room
+        Task { @MainActor in
+            do {
+                for text in try await body(room) { self.note(text, .notice) }
+            } catch RoomClientError.server(let code, let message) {
+                self.note("\(line): \(message) (\(code))", .error)
+            } catch {
+                self.note("\(line): \(error)", .error)
+            }
+            self.draw()
+        }
+    }
+
+    // MARK: - Screen
+
+    private func note(_ text: String, _ style: Screen.LogLine.Style) {
+        log.append(Screen.LogLine(text: text, style: style))
+        if log.count > 500 { log.removeFirst(log.count - 500) }
+    }
+
+    private func draw() {
+        let size = Terminal.size()
+        let update = latest
+        let peers = (update?.peers ?? []).map { $0.client == update?.you ? "\($0.name) (you)" : $0.name }
+        var title = "lockstep  room \(room.room)"
+        if let update { title += "  v\(update.version)  undo \(update.undoCount) redo \(update.redoCount)" }
+        title += "  [\(app.rawValue)]"
+        let content = Screen.Content(
+            title: title,
+            status: (update?.status ?? .connecting(failures: 0)).description,
+            isLive: update?.status == .live,
+            peers: "peers: " + peers.joined(separator: ", "),
+            state: StateView(update?.state ?? .null, changed: changed),
+            log: log,
+            prompt: editor.text,
+            cursor: editor.cursor
+        )
+        Terminal.write(screen.render(content, rows: size.rows, columns: size.columns))
+    }
+
+    /// Raw key bytes from stdin, read on a thread of their own (reads block).
+    private nonisolated static func keyChunks() -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { break }
+                continuation.yield(Array(buffer[..<count]))
+            }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
+    }
+}
