@@ -15,6 +15,7 @@ run: deps
 test: deps
 	$(SWIFT) build --build-tests
 	bash Tests/smoke/websocat.sh
+	bash Tests/smoke/tmux.sh
 	$(SWIFT) test --skip-build
 
 build: deps
