@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump.git", from: "1.7.3"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // Pure layers: no I/O, no threads.
@@ -67,11 +68,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Durable rooms.
+        .target(
+            name: "LockstepStorage",
+            dependencies: ["LockstepCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSettings
+        ),
+
         // The network layers.
         .target(
             name: "LockstepServer",
             dependencies: [
-                "LockstepCore", "LockstepApps", "LockstepTransport",
+                "LockstepCore", "LockstepApps", "LockstepTransport", "LockstepStorage",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -89,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "lockstep",
             dependencies: [
-                "LockstepServer", "LockstepClient",
+                "LockstepServer", "LockstepClient", "LockstepStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -123,13 +131,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "LockstepStorageTests",
+            dependencies: ["LockstepStorage", "LockstepApps", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "LockstepTransportTests",
             dependencies: ["LockstepTransport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "LockstepServerTests",
-            dependencies: ["LockstepServer", "LockstepClient", "LockstepApps"],
+            dependencies: ["LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage"],
             swiftSettings: strictSettings
         ),
         .testTarget(

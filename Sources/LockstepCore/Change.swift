@@ -16,11 +16,14 @@ public struct Change: Sendable, Equatable {
     public let version: Int
     /// Takes the state of `version - 1` to the state of `version`.
     public let patch: JSONPatch
+    /// Takes the state of `version` back to `version - 1`; a durable log keeps it to rebuild undo.
+    public let inverse: JSONPatch
     public let kind: Kind
 
-    public init(version: Int, patch: JSONPatch, kind: Kind) {
+    public init(version: Int, patch: JSONPatch, inverse: JSONPatch, kind: Kind) {
         self.version = version
         self.patch = patch
+        self.inverse = inverse
         self.kind = kind
     }
 }

@@ -45,9 +45,10 @@ public struct Store<R: Reducer>: Sendable {
         }
         version += 1
         let forward = JSONPatch(differ.forward)
-        history.record(HistoryEntry(version: version, forward: forward, inverse: JSONPatch(differ.inverse)))
+        let inverse = JSONPatch(differ.inverse)
+        history.record(HistoryEntry(version: version, forward: forward, inverse: inverse))
         state = next
-        return Result(change: Change(version: version, patch: forward, kind: .action), effect: effect)
+        return Result(change: Change(version: version, patch: forward, inverse: inverse, kind: .action), effect: effect)
     }
 
     /// Reverts the most recent change not yet undone, as a new version.
@@ -61,7 +62,7 @@ public struct Store<R: Reducer>: Sendable {
         }
         history.pushRedo(entry)
         version += 1
-        return Change(version: version, patch: entry.inverse, kind: .undo(of: entry.version))
+        return Change(version: version, patch: entry.inverse, inverse: entry.forward, kind: .undo(of: entry.version))
     }
 
     /// Re-applies the most recently undone change, as a new version.
@@ -75,7 +76,7 @@ public struct Store<R: Reducer>: Sendable {
         }
         history.pushUndo(entry)
         version += 1
-        return Change(version: version, patch: entry.forward, kind: .redo(of: entry.version))
+        return Change(version: version, patch: entry.forward, inverse: entry.inverse, kind: .redo(of: entry.version))
     }
 
     /// The state as the JSON clients see.

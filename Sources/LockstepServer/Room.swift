@@ -28,10 +28,12 @@ final class Room {
     /// When the last presence went out.
     var lastPresence: ContinuousClock.Instant?
 
-    init(name: String, store: any RoomStore, resumeWindow: Int) {
+    init(name: String, store: any RoomStore, resumeWindow: Int, recent: [LoggedPatch] = []) {
         self.name = name
         self.store = store
         self.resumeWindow = resumeWindow
+        self.log = Deque(recent.suffix(resumeWindow))
+        self.releasedVersion = store.version
     }
 
     var peers: [Peer] { sessions.map(\.peer) }
@@ -44,21 +46,21 @@ final class Room {
         sessions.removeAll { $0 === session }
     }
 
-    /// Encodes `change` once as a patch message and remembers it for resuming clients.
-    func record(_ change: Change, cause: Cause) -> OutboundFrame {
-        let message = ServerMessage.patch(
-            version: change.version, ops: change.patch, cause: cause,
-            undo: store.history.undoCount, redo: store.history.redoCount
-        )
-        let frame = OutboundFrame(text: message.serialized())
-        log.append(LoggedPatch(version: change.version, cause: cause, frame: frame))
+    /// The newest version whose patch went out; the store may be ahead while changes are being written.
+    private(set) var releasedVersion: Int
+    /// Changes since the last stored snapshot.
+    var changesSinceSnapshot = 0
+
+    /// Remembers a patch that went out, for resuming clients and `history`.
+    func release(_ patch: LoggedPatch) {
+        log.append(patch)
         if log.count > resumeWindow { log.removeFirst() }
-        return frame
+        releasedVersion = patch.version
     }
 
     /// The patches after `version`, if the room still has all of them.
     func patches(after version: Int) -> [LoggedPatch]? {
-        let current = store.version
+        let current = releasedVersion
         guard version >= 0, version <= current else { return nil }
         if version == current { return [] }
         guard let first = log.first, first.version <= version + 1 else { return nil }

@@ -1,4 +1,5 @@
 public import LockstepCore
+public import LockstepStorage
 
 /// Everything a server can be told; each limit has a default a public deployment can live with.
 public struct ServerConfiguration: Sendable {
@@ -23,6 +24,14 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit = 1_000
     /// Most entries one `history` answer holds, and its size when the request names no limit.
     public var historyLimit = (max: 1_000, default: 20)
+    /// Where rooms are kept; nil keeps them in memory only (`--memory`): a restart loses them.
+    public var dataDirectory: String?
+    /// How far a commit goes before the server acknowledges it.
+    public var sync = RoomLog.Sync.normal
+    /// Versions of each room's log kept behind its latest snapshot (for resuming clients and `history`).
+    public var keepHistory = 10_000
+    /// Changes between two stored snapshots of a room; bounds how much a restart replays.
+    public var snapshotInterval = 1_000
     /// Shortest time between two presence messages of a room, per 100 peers in it: joins and
     /// leaves in between are merged into one message listing the room as it is then.
     public var presenceInterval = Duration.milliseconds(50)

@@ -13,6 +13,8 @@ final class Session {
     /// Whether the client may change the room (a `read` token may not).
     let canWrite: Bool
     var limiter: RateLimiter
+    /// The version this client's mirror has reached; patches up to it are not sent again.
+    var syncedVersion: Int
     /// True once a queue overflow dropped patches: the client gets a fresh snapshot when it drains.
     private(set) var needsSnapshot = false
     /// Replies (acks, errors, history) held back until the snapshot is queued.
@@ -29,6 +31,7 @@ final class Session {
         self.room = room
         self.canWrite = canWrite
         self.limiter = RateLimiter(perSecond: rateLimit)
+        self.syncedVersion = room.releasedVersion
         self.queueLimit = queueLimit
     }
 
@@ -69,8 +72,9 @@ final class Session {
     }
 
     /// Queues the owed snapshot, then the replies held back for it.
-    func resynchronise(with snapshot: OutboundFrame, presence: OutboundFrame) {
+    func resynchronise(with snapshot: OutboundFrame, at version: Int, presence: OutboundFrame) {
         needsSnapshot = false
+        syncedVersion = version
         connection.send(snapshot)
         let held = owed
         owed.removeAll()

@@ -1,5 +1,7 @@
 import CoreMetrics
+import Dispatch
 public import LockstepCore
+import LockstepStorage
 import LockstepJSON
 public import LockstepTransport
 public import Logging
@@ -19,6 +21,11 @@ public actor SyncServer {
     public nonisolated let configuration: ServerConfiguration
     nonisolated let transport: WebSocketServer
     nonisolated let metrics: ServerMetrics
+    /// The durable log; nil with `--memory`.
+    nonisolated let log: RoomLog?
+    /// Runs log writes off the loop thread, one at a time, in order.
+    nonisolated let writer = DispatchQueue(label: "lockstep.storage")
+    var durability = DurabilityQueue()
     let logger: Logger
     var rooms: [String: Room] = [:]
     private var clientCount = 0
@@ -39,10 +46,14 @@ public actor SyncServer {
         self.configuration = configuration
         self.logger = logger
         self.metrics = ServerMetrics()
+        self.log = try configuration.dataDirectory.map { directory throws(StorageError) in
+            try RoomLog(directory: directory, sync: configuration.sync)
+        }
         self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
         bridge.attach(self)
         logger.info("listening", metadata: [
             "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
+            "data": "\(configuration.dataDirectory ?? "memory")",
         ])
     }
 
@@ -52,6 +63,8 @@ public actor SyncServer {
     /// Closes every connection and stops the service thread; safe to call more than once.
     public nonisolated func shutdown() {
         transport.shutdown()
+        // A write in flight finishes before the process may exit.
+        writer.sync {}
     }
 
     // MARK: - Connections
@@ -66,7 +79,10 @@ public actor SyncServer {
             connection.close(code: 1008, reason: "no such endpoint")
             return
         }
-        let room = room(named: roomName.value)
+        guard let room = room(named: roomName.value) else {
+            connection.close(code: 1011, reason: "the room cannot be loaded")
+            return
+        }
         clientCount += 1
         let client = "c\(clientCount)"
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
@@ -92,6 +108,10 @@ public actor SyncServer {
     func close(_ connection: WebSocketConnection) {
         guard let session = connection.context as? Session else { return }
         connection.context = nil
+        connectionClosed(session)
+    }
+
+    func connectionClosed(_ session: Session) {
         session.room.leave(session)
         connectionCount -= 1
         metrics.connections.decrement()
@@ -101,7 +121,10 @@ public actor SyncServer {
     func drained(_ connection: WebSocketConnection) {
         guard let session = connection.context as? Session, session.drained() else { return }
         do {
-            session.resynchronise(with: try session.room.snapshot(for: session.client), presence: session.room.presenceFrame)
+            let room = session.room
+            session.resynchronise(
+                with: try room.snapshot(for: session.client), at: room.store.version, presence: room.presenceFrame
+            )
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
         }
@@ -189,18 +212,35 @@ public actor SyncServer {
     }
 
     /// Sends `change` to everyone in `room`, the sender included: one encoding, the same bytes for all.
+    ///
+    /// With a data directory the patch waits until the change is in the log (see `commit`).
     func publish(_ change: Change, in room: Room, cause: Cause) {
-        let frame = room.record(change, cause: cause)
+        let message = ServerMessage.patch(
+            version: change.version, ops: change.patch, cause: cause,
+            undo: room.store.history.undoCount, redo: room.store.history.redoCount
+        )
+        let bytes = message.serialized()
+        let patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
+        commit(patch, in: room, message: bytes, inverse: change.inverse)
+    }
+
+    /// Puts a released patch on the wire, to every client whose mirror does not have it yet.
+    func broadcast(_ patch: Room.LoggedPatch, in room: Room) {
+        room.release(patch)
         metrics.patches.increment()
         var delivered = 0
-        for session in room.sessions where session.broadcast(frame) {
-            delivered += 1
+        var dropped = 0
+        for session in room.sessions where session.syncedVersion < patch.version {
+            if session.broadcast(patch.frame) {
+                session.syncedVersion = patch.version
+                delivered += 1
+            } else {
+                dropped += 1
+            }
         }
-        if delivered < room.sessions.count {
-            metrics.droppedQueues.increment(by: Int64(room.sessions.count - delivered))
-        }
+        if dropped > 0 { metrics.droppedQueues.increment(by: Int64(dropped)) }
         metrics.deliveries.increment(by: Int64(delivered))
-        metrics.bytesQueued.increment(by: Int64(delivered * frame.byteCount))
+        metrics.bytesQueued.increment(by: Int64(delivered * patch.frame.byteCount))
     }
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
@@ -209,22 +249,32 @@ public actor SyncServer {
         send(.history(id: id, entries: entries), to: session)
     }
 
+    /// Replies to one client, after every patch and reply that is still waiting for the log.
     func send(_ message: ServerMessage, to session: Session) {
         if case .error(_, let code, _) = message { metrics.error(code) }
-        session.reply(OutboundFrame(text: message.serialized()))
+        reply(OutboundFrame(text: message.serialized()), to: session)
     }
 
     private func sendSnapshot(to session: Session, in room: Room) {
         do {
             session.connection.send(try room.snapshot(for: session.client))
+            session.syncedVersion = room.store.version
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(room.name)", "error": "\(error)"])
             session.connection.close(code: 1011, reason: "room state cannot be encoded")
         }
     }
 
-    func room(named name: String) -> Room {
+    /// The room, loaded from the log or new; nil if its stored log cannot be read.
+    func room(named name: String) -> Room? {
         if let room = rooms[name] { return room }
+        if log != nil {
+            switch loadRoom(named: name) {
+            case .loaded(let room): return room
+            case .failed: return nil
+            case .absent: break
+            }
+        }
         let room = Room(
             name: name, store: configuration.app.makeStore(undoDepth: configuration.undoDepth),
             resumeWindow: configuration.resumeWindow
@@ -307,7 +357,9 @@ public actor SyncServer {
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
         default:
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
-            guard let room = rooms[name.value] else { return HTTPResponse(status: 404, text: "no room named \(name.value)\n") }
+            guard let room = rooms[name.value] ?? storedRoom(named: name.value) else {
+                return HTTPResponse(status: 404, text: "no room named \(name.value)\n")
+            }
             do {
                 let body: JSON = ["room": .string(room.name), "version": .int(room.store.version), "state": try room.store.stateJSON()]
                 return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())

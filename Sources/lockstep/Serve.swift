@@ -4,6 +4,7 @@ import Foundation
 import LockstepApps
 import LockstepCore
 import LockstepServer
+import LockstepStorage
 import Logging
 
 /// `lockstep serve`: runs the server until SIGINT or SIGTERM.
@@ -39,6 +40,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Messages per second one connection may send; 0 for no limit.")
     var rateLimit = 1_000
 
+    @Option(help: "Directory where rooms are kept (SQLite, write-ahead). Created if missing.")
+    var data = "./lockstep-data"
+
+    @Flag(help: "Keep rooms in memory only: nothing is written, and a restart loses every room.")
+    var memory = false
+
+    @Option(help: "normal: an ack survives a killed server; full: it also survives power loss (slower).")
+    var sync: RoomLog.Sync = .normal
+
+    @Option(help: "Versions of each room's log kept behind its latest snapshot (resume and history across restarts).")
+    var keepHistory = 10_000
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -46,7 +59,10 @@ struct Serve: AsyncParsableCommand {
         guard App.builtIn.contains(where: { $0.name == app }) else {
             throw ValidationError("unknown app '\(app)'; choose one of: \(App.builtIn.map(\.name).joined(separator: ", "))")
         }
-        for (name, value) in [("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit)]
+        for (name, value) in [
+            ("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit),
+            ("keep-history", keepHistory),
+        ]
         where value < 0 {
             throw ValidationError("--\(name) cannot be negative")
         }
@@ -69,6 +85,9 @@ struct Serve: AsyncParsableCommand {
         configuration.resumeWindow = resumeWindow
         configuration.maxConnections = maxConnections
         configuration.rateLimit = rateLimit
+        configuration.dataDirectory = memory ? nil : data
+        configuration.sync = sync
+        configuration.keepHistory = keepHistory
 
         let server = try SyncServer(configuration: configuration, logger: logger)
         // Unbuffered, so scripts reading the port see it at once.

@@ -1,3 +1,4 @@
+import Glibc
 import Foundation
 import LockstepApps
 import LockstepJSON
@@ -39,10 +40,13 @@ private final class ClientProcess: Sendable {
         let reader = output.fileHandleForReading
         let thread = Thread {
             var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
             while true {
-                let data = reader.availableData
-                if data.isEmpty { break }
-                buffer += data
+                // read(2) directly: FileHandle.availableData traps when a signal (SIGCHLD) interrupts it.
+                let count = read(reader.fileDescriptor, &chunk, chunk.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                buffer += chunk[0..<count]
                 while let newline = buffer.firstIndex(of: 10) {
                     if let json = try? JSON(parsing: Array(buffer[..<newline])) { continuation.yield(json) }
                     buffer.removeSubrange(...newline)

@@ -19,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$server_bin" serve --port 0 --app counter >"$log" 2>&1 &
+"$server_bin" serve --port 0 --app counter --memory >"$log" 2>&1 &
 server_pid=$!
 port=""
 for _ in $(seq 100); do

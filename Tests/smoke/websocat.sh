@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${LOCKSTEP_BIN:-$(swift build --show-bin-path)/lockstep}
 log=$(mktemp)
-"$bin" serve --port 0 --app counter >"$log" 2>&1 &
+data=$(mktemp -d)
+"$bin" serve --port 0 --app counter --data "$data" >"$log" 2>&1 &
 pid=$!
-trap 'kill "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$log" "$data"' EXIT
 
 port=""
 for _ in $(seq 100); do

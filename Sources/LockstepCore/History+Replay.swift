@@ -1,0 +1,24 @@
+public import LockstepJSON
+
+extension History {
+    /// Repeats what a logged change did to the history, so a room rebuilt from its log can undo
+    /// and redo exactly what it could before.
+    ///
+    /// `patch` is what the change applied; `inverse` reverts it (only actions' are kept).
+    public mutating func replay(_ kind: Change.Kind, version: Int, patch: JSONPatch, inverse: JSONPatch) throws(StoreError) {
+        switch kind {
+        case .action:
+            record(HistoryEntry(version: version, forward: patch, inverse: inverse))
+        case .undo(let original):
+            guard let entry = popUndo(), entry.version == original else {
+                throw .brokenState("the log undoes version \(original), which the history cannot undo")
+            }
+            pushRedo(entry)
+        case .redo(let original):
+            guard let entry = popRedo(), entry.version == original else {
+                throw .brokenState("the log redoes version \(original), which the history cannot redo")
+            }
+            pushUndo(entry)
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import LockstepStorage
+import LockstepTransport
+
+/// Patches and replies held back until the changes before them are in the log.
+///
+/// Write-ahead with group commit: everything produced while one write is in flight goes into
+/// the next, so a burst of actions costs one transaction, not one per action. Loop-bound.
+struct DurabilityQueue {
+    /// Something that may leave the server only after the log has what precedes it.
+    enum Release {
+        case patch(Room, Room.LoggedPatch)
+        case reply(Session, OutboundFrame)
+    }
+
+    var pending: [Release] = []
+    var rows: [StoredChange] = []
+    var snapshots: [StoredSnapshot] = []
+    /// What the write in flight will release; nil when no write is in flight.
+    var inFlight: [Release]?
+    var writeScheduled = false
+
+    /// True when nothing waits: a reply can go out at once.
+    var isIdle: Bool { pending.isEmpty && inFlight == nil }
+}
+
+@available(*, unavailable)
+extension DurabilityQueue: Sendable {}

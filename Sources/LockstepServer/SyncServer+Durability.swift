@@ -1,0 +1,140 @@
+import Dispatch
+import CoreMetrics
+import Logging
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+
+extension SyncServer {
+    /// Sends a change's patch now (in memory) or once the log has it.
+    func commit(_ patch: Room.LoggedPatch, in room: Room, message: [UInt8], inverse: JSONPatch) {
+        guard log != nil else {
+            broadcast(patch, in: room)
+            return
+        }
+        durability.rows.append(
+            StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized())
+        )
+        durability.pending.append(.patch(room, patch))
+        room.changesSinceSnapshot += 1
+        if room.changesSinceSnapshot >= configuration.snapshotInterval, let snapshot = snapshot(of: room) {
+            durability.snapshots.append(snapshot)
+            room.changesSinceSnapshot = 0
+        }
+        scheduleWrite()
+    }
+
+    /// Queues a reply behind every patch and reply still waiting for the log, so order is kept.
+    func reply(_ frame: OutboundFrame, to session: Session) {
+        if durability.isIdle {
+            session.reply(frame)
+        } else {
+            durability.pending.append(.reply(session, frame))
+        }
+    }
+
+    private func snapshot(of room: Room) -> StoredSnapshot? {
+        do {
+            return StoredSnapshot(
+                room: room.name, version: room.store.version, state: try room.store.stateJSON().serialized(),
+                history: HistoryCoding.encode(room.store.history)
+            )
+        } catch {
+            logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Starts a write after the current callback, so changes arriving together share one transaction.
+    private func scheduleWrite() {
+        guard !durability.writeScheduled, durability.inFlight == nil else { return }
+        durability.writeScheduled = true
+        Task { self.startWrite() }
+    }
+
+    private func startWrite() {
+        durability.writeScheduled = false
+        guard durability.inFlight == nil, let log else { return }
+        guard !durability.rows.isEmpty else {
+            release(durability.pending)
+            durability.pending.removeAll()
+            return
+        }
+        let rows = durability.rows
+        let snapshots = durability.snapshots
+        durability.inFlight = durability.pending
+        durability.pending.removeAll()
+        durability.rows.removeAll()
+        durability.snapshots.removeAll()
+        let keepHistory = configuration.keepHistory
+        writer.async {
+            let result = Result { () throws(StorageError) in
+                try log.append(changes: rows, snapshots: snapshots, keepHistory: keepHistory)
+            }
+            Task { await self.finishWrite(result) }
+        }
+    }
+
+    private func finishWrite(_ result: Result<Void, StorageError>) {
+        let written = durability.inFlight ?? []
+        durability.inFlight = nil
+        switch result {
+        case .success:
+            release(written)
+        case .failure(let error):
+            fail(written, because: error)
+        }
+        if !durability.rows.isEmpty {
+            scheduleWrite()
+        } else {
+            release(durability.pending)
+            durability.pending.removeAll()
+        }
+    }
+
+    private func release(_ items: [DurabilityQueue.Release]) {
+        for item in items {
+            switch item {
+            case .patch(let room, let patch): broadcast(patch, in: room)
+            case .reply(let session, let frame): session.reply(frame)
+            }
+        }
+    }
+
+    /// A write failed: nothing of it is acknowledged. Its rooms go back to what the log has,
+    /// and their clients are told and disconnected, so they reconnect to the stored state.
+    private func fail(_ items: [DurabilityQueue.Release], because error: StorageError) {
+        var affected: [String: Room] = [:]
+        for case .patch(let room, _) in items { affected[room.name] = room }
+        logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.keys.sorted())"])
+
+        let untouched = { (room: Room) in affected[room.name] == nil }
+        release(items.filter { item in
+            if case .reply(let session, _) = item { return untouched(session.room) }
+            return false
+        })
+        durability.pending.removeAll { item in
+            switch item {
+            case .patch(let room, _): !untouched(room)
+            case .reply(let session, _): !untouched(session.room)
+            }
+        }
+        durability.rows.removeAll { affected[$0.room] != nil }
+        durability.snapshots.removeAll { affected[$0.room] != nil }
+
+        let notice = ServerMessage.error(
+            id: nil, code: "rejected", message: "changes could not be stored (\(error)); reconnect to get the stored state"
+        )
+        for room in affected.values {
+            rooms[room.name] = nil
+            metrics.rooms.decrement()
+            for session in room.sessions {
+                session.connection.context = nil
+                session.connection.send(OutboundFrame(text: notice.serialized()))
+                session.connection.close(code: 1011, reason: "storage failure")
+                connectionClosed(session)
+            }
+        }
+    }
+}

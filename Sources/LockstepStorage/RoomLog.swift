@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+
+/// The durable log of every room: SQLite in write-ahead mode, one file in the data directory.
+///
+/// A change is written (and, with `--sync full`, flushed to disk) before its patch or ack leaves
+/// the server; snapshots bound how much of the log a restart replays, and compaction bounds the
+/// log itself. One server at a time may use a data directory: a lock file enforces it.
+public final class RoomLog: Sendable {
+    /// How far a commit goes before it counts as written.
+    public enum Sync: String, Sendable, CaseIterable {
+        /// Survives a killed server process (SQLite `synchronous=NORMAL` in WAL mode).
+        case normal
+        /// Also survives power loss: every commit waits for the disk (`synchronous=FULL`).
+        case full
+    }
+
+    public let directory: String
+    private let database: DatabaseQueue
+    private let lock: DirectoryLock
+
+    /// Opens (creating if needed) the log in `directory`.
+    public init(directory: String, sync: Sync) throws(StorageError) {
+        self.directory = directory
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .unwritableDirectory(path: directory, reason: "\(error.localizedDescription)")
+        }
+        lock = try DirectoryLock(directory: directory)
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.label = "lockstep.rooms"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(sync == .full ? "FULL" : "NORMAL")")
+        }
+        do {
+            database = try DatabaseQueue(path: directory + "/rooms.sqlite", configuration: configuration)
+            try database.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS changes (
+                        room TEXT NOT NULL, version INTEGER NOT NULL, message BLOB NOT NULL,
+                        inverse BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS snapshots (
+                        room TEXT NOT NULL, version INTEGER NOT NULL, state BLOB NOT NULL,
+                        history BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
+                    ) WITHOUT ROWID;
+                    """)
+            }
+        } catch {
+            throw .unwritableDirectory(path: directory, reason: "\(error)")
+        }
+    }
+
+    /// Writes `changes` and `snapshots` in one transaction, then drops what `keepHistory` no longer needs.
+    ///
+    /// For every room that got a snapshot, changes more than `keepHistory` versions before it and
+    /// older snapshots are deleted.
+    public func append(changes: [StoredChange], snapshots: [StoredSnapshot], keepHistory: Int) throws(StorageError) {
+        let now = Date().timeIntervalSince1970
+        do {
+            try database.write { db in
+                for change in changes {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO changes (room, version, message, inverse, time) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [change.room, change.version, Data(change.message), Data(change.inverse), now]
+                    )
+                }
+                for snapshot in snapshots {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO snapshots (room, version, state, history, time) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [snapshot.room, snapshot.version, Data(snapshot.state), Data(snapshot.history), now]
+                    )
+                    try db.execute(
+                        sql: "DELETE FROM snapshots WHERE room = ? AND version < ?",
+                        arguments: [snapshot.room, snapshot.version]
+                    )
+                    try db.execute(
+                        sql: "DELETE FROM changes WHERE room = ? AND version <= ?",
+                        arguments: [snapshot.room, snapshot.version - keepHistory]
+                    )
+                }
+            }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    /// The latest snapshot of `room` and every change after it; nil for a room never stored.
+    public func load(room: String) throws(StorageError) -> StoredRoom? {
+        do {
+            return try database.read { db in
+                let snapshotRow = try Row.fetchOne(
+                    db, sql: "SELECT version, state, history FROM snapshots WHERE room = ? ORDER BY version DESC LIMIT 1",
+                    arguments: [room]
+                )
+                let snapshot = snapshotRow.map { row in
+                    StoredSnapshot(
+                        room: room, version: row["version"], state: Array(row["state"] as Data),
+                        history: Array(row["history"] as Data)
+                    )
+                }
+                let changes = try Self.changes(db, room: room, after: snapshot?.version ?? 0)
+                if snapshot == nil && changes.isEmpty { return nil }
+                return StoredRoom(snapshot: snapshot, changes: changes)
+            }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    /// The stored changes of `room` after `version`, oldest first (for resuming clients after a restart).
+    public func changes(room: String, after version: Int) throws(StorageError) -> [StoredChange] {
+        do {
+            return try database.read { db in try Self.changes(db, room: room, after: version) }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    /// Forgets `room`'s changes from `version` on: a damaged tail is cut so the room reopens at the last good version.
+    public func truncate(room: String, from version: Int) throws(StorageError) {
+        do {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM changes WHERE room = ? AND version >= ?", arguments: [room, version])
+            }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    private static func changes(_ db: Database, room: String, after version: Int) throws -> [StoredChange] {
+        try Row.fetchAll(
+            db, sql: "SELECT version, message, inverse FROM changes WHERE room = ? AND version > ? ORDER BY version",
+            arguments: [room, version]
+        ).map { row in
+            StoredChange(
+                room: room, version: row["version"], message: Array(row["message"] as Data),
+                inverse: Array(row["inverse"] as Data)
+            )
+        }
+    }
+}

@@ -1,0 +1,65 @@
+public import LockstepCore
+import LockstepJSON
+
+/// Rebuilds a room from its latest snapshot and the changes logged after it.
+///
+/// Each change's patch is applied to the state and its effect on the undo history repeated, so
+/// versions continue and undo works across a restart. A record that does not parse, does not
+/// follow its predecessor or does not apply ends the replay: the room opens at the last good
+/// version and `damagedFrom` says where the log must be cut.
+public struct RoomReplay {
+    /// The rebuilt store.
+    public let store: any RoomStore
+    /// The first version that could not be replayed, if any.
+    public let damagedFrom: Int?
+
+    public init(_ stored: StoredRoom, app: App, undoDepth: Int) throws(StoreError) {
+        var state: JSON
+        var history: History
+        var version: Int
+        if let snapshot = stored.snapshot {
+            do {
+                state = try JSON(parsing: snapshot.state)
+                history = try HistoryCoding.decode(snapshot.history, depth: undoDepth)
+            } catch {
+                throw .brokenState("the snapshot of version \(snapshot.version) is damaged: \(error)")
+            }
+            version = snapshot.version
+        } else {
+            state = try app.makeStore(undoDepth: undoDepth).stateJSON()
+            history = History(depth: undoDepth)
+            version = 0
+        }
+
+        var damagedFrom: Int?
+        for change in stored.changes {
+            do {
+                guard change.version == version + 1 else { throw StoreError.brokenState("version gap") }
+                guard case .patch(_, let ops, let cause, _, _) = try ServerMessage(json: JSON(parsing: change.message)) else {
+                    throw StoreError.brokenState("not a patch")
+                }
+                let inverse = try JSONPatch(json: JSON(parsing: change.inverse))
+                var next = state
+                _ = try ops.apply(to: &next)
+                try history.replay(Self.kind(of: cause), version: change.version, patch: ops, inverse: inverse)
+                state = next
+                version = change.version
+            } catch {
+                damagedFrom = change.version
+                break
+            }
+        }
+        self.store = try app.restoreStore(state: state, version: version, history: history)
+        self.damagedFrom = damagedFrom
+    }
+
+    private static func kind(of cause: Cause) throws(StoreError) -> Change.Kind {
+        switch cause.kind {
+        case .action, .effect:
+            return .action
+        case .undo, .redo:
+            guard let original = cause.of else { throw .brokenState("an undo or redo without \"of\"") }
+            return cause.kind == .undo ? .undo(of: original) : .redo(of: original)
+        }
+    }
+}

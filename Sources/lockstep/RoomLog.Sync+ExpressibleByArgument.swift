@@ -1,0 +1,4 @@
+public import ArgumentParser
+public import LockstepStorage
+
+extension RoomLog.Sync: ExpressibleByArgument {}
