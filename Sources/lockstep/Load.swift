@@ -101,9 +101,10 @@ struct Load: ParsableCommand {
         let start = LoadClock.now() + 10_000_000
         let end = start + duration.nanoseconds
         var rssAfter: Int?
+        var scheduled = 0
         switch scenario {
         case .fanout:
-            runSchedule(shards: shards, start: start, progress: progress)
+            scheduled = runSchedule(shards: shards, start: start, progress: progress)
         case .burst:
             LoadClock.sleep(until: start)
             for shard in shards { shard.client.loop.execute { shard.startBurst() } }
@@ -113,7 +114,9 @@ struct Load: ParsableCommand {
             progress.wait(until: end)
             rssAfter = serverPid.flatMap(Self.residentKiB)
         }
-        if scenario != .connect { waitForDrain(shards: shards, deadline: LoadClock.now() + drain.nanoseconds, progress: progress) }
+        if scenario != .connect { waitForDrain(
+                shards: shards, scheduled: scheduled, deadline: LoadClock.now() + drain.nanoseconds, progress: progress
+            ) }
         let finish = LoadClock.now()
         let cpu = LoadClock.processCPUSeconds() - cpuStart
 
@@ -163,7 +166,8 @@ struct Load: ParsableCommand {
 
     /// The open-loop schedule: action `n` is due at `start + n / rate`, whatever the acks do; late sends keep
     /// their scheduled time in their id, so a stalled server shows up as latency, not as fewer samples.
-    private func runSchedule(shards: [LoadShard], start: UInt64, progress: LoadProgress) {
+    /// Returns how many actions it scheduled.
+    private func runSchedule(shards: [LoadShard], start: UInt64, progress: LoadProgress) -> Int {
         let total = Int((duration.seconds * rate).rounded())
         let interval = 1e9 / rate
         var next = 0
@@ -187,10 +191,12 @@ struct Load: ParsableCommand {
                 LoadClock.sleep(until: min(scheduled, progress.nextTick))
             }
         }
+        return total
     }
 
-    /// Waits until every action sent is answered and every open client has the last acked version.
-    private func waitForDrain(shards: [LoadShard], deadline: UInt64, progress: LoadProgress) {
+    /// Waits until every action scheduled was sent (or found no writer), every action sent is answered, and every
+    /// open client has the last acked version.
+    private func waitForDrain(shards: [LoadShard], scheduled: Int, deadline: UInt64, progress: LoadProgress) {
         while true {
             let now = LoadClock.now()
             let sent = shards.reduce(0) { $0 + $1.sent.load(ordering: .relaxed) }
@@ -198,7 +204,8 @@ struct Load: ParsableCommand {
                 $0 + $1.acks.load(ordering: .relaxed) + $1.errors.load(ordering: .relaxed)
             }
             let target = shards.map { $0.maxAckedVersion.load(ordering: .relaxed) }.max() ?? 0
-            if answered >= sent {
+            let unsent = shards.reduce(0) { $0 + $1.unsent.load(ordering: .relaxed) }
+            if sent + unsent >= scheduled, answered >= sent {
                 let lowest = shards.compactMap { shard in shard.onLoop { shard.lowestVersion() } }.min() ?? target
                 if lowest >= target { return }
             }
