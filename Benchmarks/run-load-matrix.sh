@@ -39,10 +39,11 @@ commands=()
 # Starts a fresh server for TARGET on a free port; sets server_pid and port.
 start_server() {
     local target=$1
+    rm -f "$work/server.out" "$work/server.err"
     ${server_cmd[$target]} >"$work/server.out" 2>"$work/server.err" &
     server_pid=$!
     for _ in $(seq 100); do
-        port=$(sed -n 's|.*ws://127\.0\.0\.1:\([0-9]*\)/rooms/ROOM.*|\1|p' "$work/server.out")
+        port=$(sed -n 's|.*ws://127\.0\.0\.1:\([0-9]*\)/rooms/ROOM.*|\1|p' "$work/server.out" 2>/dev/null)
         [[ -n "$port" ]] && return 0
         sleep 0.1
     done
@@ -50,8 +51,14 @@ start_server() {
     exit 1
 }
 
+# SIGTERM, then SIGKILL after 10 s (a server closing 10 000 sockets may take longer than a benchmark should wait).
 stop_server() {
     kill "$server_pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$server_pid" 2>/dev/null; then
+        echo "run-load-matrix: server did not exit within 10 s of SIGTERM; killing it" >&2
+        kill -9 "$server_pid" 2>/dev/null || true
+    fi
     wait "$server_pid" 2>/dev/null || true
     server_pid=""
 }
@@ -63,7 +70,8 @@ run_load() {
     start_server "$target"
     local args=(--url "ws://127.0.0.1:$port/rooms/bench" --drain "$drain" --json "$@")
     [[ " $* " == *" connect "* ]] && args+=(--server-pid "$server_pid")
-    commands+=("$target: ${server_cmd[$target]} & lockstep load ${args[*]}")
+    commands+=("${server_cmd[$target]/$lockstep/lockstep} &  # port $port")
+    commands+=("lockstep load ${args[*]}")
     echo "== $target $name: lockstep load ${args[*]}" >&2
     "$lockstep" load "${args[@]}" >"$work/$target-$name.json" || true
     [[ -s "$work/$target-$name.json" ]] || echo '{"passed":false,"firstError":"no report"}' >"$work/$target-$name.json"
@@ -72,7 +80,8 @@ run_load() {
     stop_server
 }
 
-field() { jq -r "$2 // \"n/a\"" "$work/$1.json"; }
+# field RUN PATH: one number or value of a run's report, rounded to 3 significant digits past the point.
+field() { jq -r "($2 // \"n/a\") | if type == \"number\" then (. * 10 | round / 10) else . end" "$work/$1.json"; }
 
 # One cell: the key numbers of a run, for people.
 details() {

@@ -33,7 +33,7 @@ struct session {
     size_t len, cap;
     int index;                   /* position in `sessions`, for O(1) removal */
     int writable_requested;
-    char rx[RX_MAX];
+    char *rx;                    /* only for a message lws hands over in pieces */
     size_t rx_len;
     int rx_oversized;
 };
@@ -90,7 +90,12 @@ static int flush(struct session *s)
     if (lws_write(s->wsi, s->out + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
         return -1;
     s->len -= n;
-    if (s->len) {
+    if (!s->len) {
+        /* Idle connections keep no buffer: a malloc per write is cheap next to the send() it feeds. */
+        free(s->out);
+        s->out = NULL;
+        s->cap = 0;
+    } else {
         memmove(s->out + LWS_PRE, s->out + LWS_PRE + n, s->len);
         s->writable_requested = 1;
         lws_callback_on_writable(s->wsi);
@@ -147,7 +152,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
             sessions[s->index] = last;
             last->index = s->index;
             free(s->out);
+            free(s->rx);
             s->out = NULL;
+            s->rx = NULL;
             s->wsi = NULL;
         }
         break;
@@ -156,13 +163,20 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_RECEIVE:
         if (lws_frame_is_binary(wsi))
             break;
+        int last = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi);
+        if (last && !s->rx_len && !s->rx_oversized) {
+            relay(s, in, len); /* the usual case: the whole message in one piece */
+            break;
+        }
+        if (!s->rx && !(s->rx = malloc(RX_MAX)))
+            return -1;
         if (s->rx_len + len > RX_MAX)
             s->rx_oversized = 1;
         else {
             memcpy(s->rx + s->rx_len, in, len);
             s->rx_len += len;
         }
-        if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
+        if (last) {
             if (!s->rx_oversized)
                 relay(s, s->rx, s->rx_len);
             s->rx_len = 0;
