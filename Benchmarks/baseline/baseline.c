@@ -119,7 +119,8 @@ static void relay(struct session *sender, const char *msg, size_t n)
     }
     version++;
     char patch[ID_MAX + 96], ack[ID_MAX + 64];
-    int pn = snprintf(patch, sizeof patch, "{\"type\":\"patch\",\"version\":%llu,\"cause\":{\"id\":\"%s\"}}", version, id);
+    int pn = snprintf(patch, sizeof patch, "{\"type\":\"patch\",\"version\":%llu,\"cause\":{\"id\":\"%s\"}}",
+                      version, id);
     int an = snprintf(ack, sizeof ack, "{\"type\":\"ack\",\"id\":\"%s\",\"version\":%llu}", id, version);
     for (int i = 0; i < session_count; i++)
         queue_frame(sessions[i], patch, (size_t)pn);
@@ -227,7 +228,8 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    printf("baseline: relaying on ws://127.0.0.1:%d/rooms/ROOM\n", lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")));
+    struct lws_vhost *vhost = lws_get_vhost_by_name(context, "default");
+    printf("baseline: relaying on ws://127.0.0.1:%d/rooms/ROOM\n", lws_get_vhost_listen_port(vhost));
     fflush(stdout);
     while (!interrupted)
         if (lws_service(context, 0) < 0)

@@ -124,7 +124,6 @@ struct Load: ParsableCommand {
             shards: shards, start: start, finish: finish, cpu: cpu, rssBefore: rssBefore, rssAfter: rssAfter
         )
         for shard in shards { shard.client.loop.execute { shard.closeAll() } }
-        progress.finish()
         print(json ? report.json() : report.table())
         if !report.passed { throw ExitCode(1) }
     }

@@ -42,7 +42,8 @@ final class LoadConnection: WebSocketClientDelegate {
         }
         sequence += 1
         inFlight += 1
-        let text = #"{"type":"action","id":"w\#(writer)-\#(sequence)-\#(scheduledNanos)","action":\#(shard.actionJSON)}"#
+        let id = "w\(writer)-\(sequence)-\(scheduledNanos)"
+        let text = #"{"type":"action","id":"\#(id)","action":\#(shard.actionJSON)}"#
         connection.send(text: Array(text.utf8))
         shard.sent.add(1, ordering: .relaxed)
     }

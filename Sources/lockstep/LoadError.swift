@@ -6,7 +6,8 @@ enum LoadError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .transport(let message): "load: \(message)"
-        case .connect(let message): "load: \(message); is the server running, and is --clients within its --max-connections?"
+        case .connect(let message):
+            "load: \(message); is the server running, and is --clients within its --max-connections?"
         }
     }
 }

@@ -46,7 +46,4 @@ final class LoadProgress {
             LoadClock.sleep(until: min(deadline, nextTick))
         }
     }
-
-    /// Ends the live display. Main thread.
-    func finish() {}
 }

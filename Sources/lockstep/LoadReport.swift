@@ -65,16 +65,19 @@ struct LoadReport: Codable, Sendable {
         func number(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
         var lines = [
             "lockstep load: \(scenario) on \(url)",
-            "  clients          \(connected)/\(clients) connected, \(connectFailures) failed, \(closedByServer) closed by server",
+            "  clients          \(connected)/\(clients) connected, \(connectFailures) failed, "
+                + "\(closedByServer) closed by server",
         ]
         if scenario != LoadScenario.connect.rawValue {
             lines += [
-                "  writers          \(writers)" + (offeredRate > 0 ? " at \(number(offeredRate, 0)) actions/s offered" : ""),
+                "  writers          \(writers)"
+                    + (offeredRate > 0 ? " at \(number(offeredRate, 0)) actions/s offered" : ""),
                 "  actions          \(sent) sent, \(acked) acked, \(unsent) unsent, \(errors) errors; "
                     + "\(number(actionsPerSecond)) acked/s",
                 "  deliveries       \(deliveries); \(number(deliveriesPerSecond, 0))/s",
                 "  latency (ms)     p50 \(number(latencyMs.p50, 2))  p90 \(number(latencyMs.p90, 2))  "
-                    + "p99 \(number(latencyMs.p99, 2))  p99.9 \(number(latencyMs.p999, 2))  max \(number(latencyMs.max, 2))",
+                    + "p99 \(number(latencyMs.p99, 2))  p99.9 \(number(latencyMs.p999, 2))  "
+                    + "max \(number(latencyMs.max, 2))",
                 "  integrity        \(gaps) gaps, \(missing) missing, \(snapshots) resync snapshots "
                     + "(\(resyncedClients) clients)",
             ]
