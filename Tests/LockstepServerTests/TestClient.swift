@@ -24,7 +24,13 @@ final class TestClient: Sendable {
     static func connect(
         _ server: SyncServer, room: String = "test", query: String = "", using transport: WebSocketClient
     ) async throws -> TestClient {
-        let url = "ws://127.0.0.1:\(server.port)/rooms/\(room)" + (query.isEmpty ? "" : "?\(query)")
+        try await connect(port: server.port, room: room, query: query, using: transport)
+    }
+
+    static func connect(
+        port: Int, room: String = "test", query: String = "", using transport: WebSocketClient
+    ) async throws -> TestClient {
+        let url = "ws://127.0.0.1:\(port)/rooms/\(room)" + (query.isEmpty ? "" : "?\(query)")
         return TestClient(socket: try await WebSocket.connect(url, using: transport))
     }
 

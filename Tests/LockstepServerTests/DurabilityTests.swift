@@ -1,0 +1,98 @@
+import Foundation
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import LockstepStorage
+import Testing
+
+/// Rooms kept in a real SQLite file across server restarts.
+@Suite(.timeLimit(.minutes(3))) struct DurabilityTests {
+    private static func temporaryDirectory() -> String {
+        let path = NSTemporaryDirectory() + "lockstep-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    private func withStoredServer<T>(
+        in directory: String, app: App = .counter, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (SyncServer) async throws -> T
+    ) async throws -> T {
+        try await withServer(app: app, configure: { configuration in
+            configuration.dataDirectory = directory
+            configure(&configuration)
+        }, body)
+    }
+
+    @Test func changesAndUndoSurviveARestart() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.snapshotInterval = 7 }) { server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            for index in 1...20 { client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")])) }
+            client.send(.undo(id: "u"))
+            _ = try await client.next { $0 == .ack(id: "u", version: 21) }
+        }
+        try await withStoredServer(in: directory, app: .todos) { server in
+            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["version"] == 21)
+            #expect(room["state"]?["items"]?.arrayValue?.count == 19)
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            let snapshot = try await client.next()
+            #expect(snapshot == .snapshot(room: "test", you: "c1", version: 21, state: room["state"]!, undo: 19, redo: 1))
+            client.send(.redo(id: "r"))
+            _ = try await client.next { $0 == .ack(id: "r", version: 22) }
+            client.send(.undo(id: "u1"))
+            client.send(.undo(id: "u2"))
+            _ = try await client.next { $0 == .ack(id: "u2", version: 24) }
+            try await client.catchUp(to: 24)
+            #expect(await client.state["items"]?.arrayValue?.count == 18)
+        }
+    }
+
+    @Test func clientsResumeAcrossARestart() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory) { server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            for index in 1...10 { client.send(.action(id: "a\(index)", action: ["type": "increment"])) }
+            try await client.catchUp(to: 10)
+        }
+        try await withStoredServer(in: directory) { server in
+            let client = try await TestClient.connect(server, query: "since=6", using: sharedTransport)
+            #expect(try await client.next() == .resume(room: "test", you: "c1", version: 6))
+            for version in 7...10 { #expect(try await client.next().isPatch(version: version)) }
+        }
+    }
+
+    @Test func aRoomNeverUsedIsStill404AndANewOneStartsAtZero() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory) { server in
+            #expect(try HTTPGet(port: server.port, path: "/rooms/nobody").status == 404)
+            let client = try await TestClient.connect(server, room: "fresh", using: sharedTransport)
+            #expect(try await client.next().isSnapshot)
+        }
+    }
+
+    @Test func aSecondServerOnTheSameDirectoryRefusesToStart() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory) { _ in
+            var configuration = ServerConfiguration(app: .counter)
+            configuration.port = 0
+            configuration.dataDirectory = directory
+            #expect(throws: StorageError.directoryInUse(path: directory)) { _ = try SyncServer(configuration: configuration) }
+        }
+    }
+
+    @Test func aDataPathThatIsAFileIsAClearErrorAtStart() throws {
+        let file = NSTemporaryDirectory() + "lockstep-file-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var configuration = ServerConfiguration(app: .counter)
+        configuration.port = 0
+        configuration.dataDirectory = file
+        #expect(throws: StorageError.self) { _ = try SyncServer(configuration: configuration) }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Glibc
+
+/// A `lockstep serve` child process, for what only a real process shows: `kill -9`, signals, exit codes.
+final class ServerProcess: Sendable {
+    let process: Process
+    let port: Int
+
+    /// Starts the built `lockstep` binary and waits for the line that names its port.
+    init(arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = ["serve", "--port", "0"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+
+        var text = ""
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !text.contains("/rooms/ROOM") {
+            let count = read(output.fileHandleForReading.fileDescriptor, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            text += String(decoding: chunk[0..<count], as: UTF8.self)
+        }
+        guard let range = text.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression),
+              let port = Int(text[range].dropFirst("127.0.0.1:".count).dropLast())
+        else {
+            process.terminate()
+            throw ServerProcessError.didNotStart(text)
+        }
+        self.port = port
+    }
+
+    /// SIGKILL: no shutdown code runs, as in a crash or an OOM kill.
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func terminate() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    private static func binary() throws -> URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("lockstep")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        throw ServerProcessError.didNotStart("no lockstep binary next to the tests (swift build --product lockstep)")
+    }
+}
+
+enum ServerProcessError: Error {
+    case didNotStart(String)
+}
