@@ -2,11 +2,17 @@ import OrderedCollections
 
 /// One RFC 6902 operation; the unit of every state change the server broadcasts.
 public enum PatchOperation: Sendable, Hashable {
+    /// Inserts into an array (`-` appends), or sets an object member, replacing an existing one.
     case add(path: JSONPointer, value: JSON)
+    /// Removes an existing member or element.
     case remove(path: JSONPointer)
+    /// Replaces an existing value; the target must exist.
     case replace(path: JSONPointer, value: JSON)
+    /// Removes the value at `from` and adds it at `path`, which must not lie inside `from`.
     case move(from: JSONPointer, path: JSONPointer)
+    /// Adds a copy of the value at `from` at `path`.
     case copy(from: JSONPointer, path: JSONPointer)
+    /// Fails the whole patch unless the value at `path` equals `value` (JSON equality).
     case test(path: JSONPointer, value: JSON)
 
     /// The `op` member's value, used in JSON and error messages.
