@@ -66,7 +66,8 @@ struct JSONValueEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if node.kind != .keyed {
             node.kind = .keyed
-            node.members = [:]
+            // Room for a typical small struct up front, so the first members do not regrow the storage.
+            node.members = OrderedDictionary(minimumCapacity: 4)
         }
         return KeyedEncodingContainer(KeyedJSONEncodingContainer<Key>(node: node, codingPath: codingPath))
     }

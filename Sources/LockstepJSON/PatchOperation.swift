@@ -102,31 +102,35 @@ public enum PatchOperation: Sendable, Hashable {
         return .object(JSONObject(members))
     }
 
-    /// Writes the same text as `json.serialized()` without building the intermediate value.
-    public func serialize(into out: inout [UInt8]) {
-        JSONWriter.appendASCII("{\"op\":\"", into: &out)
+    /// Appends the same text as `json.serialized()` without building the intermediate value.
+    public func serialize(into buffer: inout [UInt8]) {
+        ByteSink.append(to: &buffer, estimatedSize: 64) { write(into: &$0) }
+    }
+
+    func write(into out: inout ByteSink) {
+        out.append("{\"op\":\"")
         switch self {
-        case .add: JSONWriter.appendASCII("add", into: &out)
-        case .remove: JSONWriter.appendASCII("remove", into: &out)
-        case .replace: JSONWriter.appendASCII("replace", into: &out)
-        case .move: JSONWriter.appendASCII("move", into: &out)
-        case .copy: JSONWriter.appendASCII("copy", into: &out)
-        case .test: JSONWriter.appendASCII("test", into: &out)
+        case .add: out.append("add")
+        case .remove: out.append("remove")
+        case .replace: out.append("replace")
+        case .move: out.append("move")
+        case .copy: out.append("copy")
+        case .test: out.append("test")
         }
         out.append(UInt8(ascii: "\""))
         switch self {
         case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
-            JSONWriter.appendASCII(",\"path\":", into: &out)
+            out.append(",\"path\":")
             path.serializeAsJSONString(into: &out)
-            JSONWriter.appendASCII(",\"value\":", into: &out)
+            out.append(",\"value\":")
             JSONWriter.write(value, into: &out)
         case .remove(let path):
-            JSONWriter.appendASCII(",\"path\":", into: &out)
+            out.append(",\"path\":")
             path.serializeAsJSONString(into: &out)
         case .move(let from, let path), .copy(let from, let path):
-            JSONWriter.appendASCII(",\"from\":", into: &out)
+            out.append(",\"from\":")
             from.serializeAsJSONString(into: &out)
-            JSONWriter.appendASCII(",\"path\":", into: &out)
+            out.append(",\"path\":")
             path.serializeAsJSONString(into: &out)
         }
         out.append(UInt8(ascii: "}"))

@@ -59,4 +59,17 @@ import Testing
         #expect(value.serialized(prettyPrinted: true) == expected)
         #expect(value.serialized(prettyPrinted: false) == #"{"a":[1,2],"b":{},"c":{"d":null}}"#)
     }
+
+    @Test func growsPastItsInitialBufferWithoutLosingBytes() throws {
+        let long = String(repeating: "ab\"c\u{1}é", count: 3_000)
+        let small: JSON = ["k": .string(long)]
+        let bytes = small.serialized()
+        #expect(try JSON(parsing: bytes) == small)
+        var prefixed = Array("x".utf8)
+        small.serialize(into: &prefixed)
+        #expect(Array(prefixed.dropFirst()) == bytes)
+        let large = JSON.array((0..<20_000).map { .object(["id": .int($0), "s": .string(long.prefix($0 % 50).description)]) })
+        #expect(try JSON(parsing: large.serialized()) == large)
+        #expect(try JSON(parsing: large.serialized(prettyPrinted: true)) == large)
+    }
 }
