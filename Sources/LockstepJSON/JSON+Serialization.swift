@@ -9,7 +9,9 @@ extension JSON {
 
     /// Appends the compact text to an existing buffer, so frames can be assembled without extra copies.
     public func serialize(into buffer: inout [UInt8]) {
-        ByteSink.append(to: &buffer, estimatedSize: JSONWriter.estimatedSize(self)) { JSONWriter.write(self, into: &$0) }
+        ByteSink.append(to: &buffer, estimatedSize: JSONWriter.estimatedSize(self)) {
+            JSONWriter.write(self, into: &$0)
+        }
     }
 
     /// Human-readable text with two-space indentation when `prettyPrinted`, for terminals and logs.

@@ -263,7 +263,8 @@ struct JSONParser {
             } else if byte >= 0x80 {
                 let sequenceStart = position
                 try skipUTF8Sequence()
-                scratch.append(contentsOf: UnsafeBufferPointer(start: base + sequenceStart, count: position - sequenceStart))
+                let sequence = UnsafeBufferPointer(start: base + sequenceStart, count: position - sequenceStart)
+                scratch.append(contentsOf: sequence)
             } else {
                 scratch.append(byte)
                 position += 1

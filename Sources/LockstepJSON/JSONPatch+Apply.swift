@@ -206,7 +206,9 @@ enum PatchEngine {
         }
     }
 
-    static func replace(at pointer: JSONPointer, with newValue: JSON, on document: inout JSON) throws(Reason) -> UndoStep {
+    static func replace(
+        at pointer: JSONPointer, with newValue: JSON, on document: inout JSON
+    ) throws(Reason) -> UndoStep {
         guard let key = pointer.tokens.last else {
             let old = document
             document = newValue

@@ -27,7 +27,8 @@ struct JSONValueDecoder: Decoder {
             return .valueNotFound(
                 type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found null"))
         }
-        return .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found \(value)"))
+        return .typeMismatch(
+            type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found \(value)"))
     }
 
     /// Decodes primitives and `JSON` without a nested decoder; the coding path is only built when needed.
@@ -84,7 +85,9 @@ struct JSONValueDecoder: Decoder {
         case .double(let number):
             guard let exact = I(exactly: number) else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: codingPath(), debugDescription: "\(number) is not a whole number that fits in \(I.self)"))
+                    .init(
+                        codingPath: codingPath(),
+                        debugDescription: "\(number) is not a whole number that fits in \(I.self)"))
             }
             return exact
         default:
@@ -119,7 +122,9 @@ struct KeyedJSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
         try JSONValueDecoder.double(value(key), path(key))
     }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try JSONValueDecoder.float(value(key), path(key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try JSONValueDecoder.float(value(key), path(key))
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
@@ -195,10 +200,18 @@ struct UnkeyedJSONDecodingContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { value, path in try JSONValueDecoder.bool(value, path()) } }
-    mutating func decode(_ type: String.Type) throws -> String { try next(type) { value, path in try JSONValueDecoder.string(value, path()) } }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { value, path in try JSONValueDecoder.double(value, path()) } }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { value, path in try JSONValueDecoder.float(value, path()) } }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        try next(type) { value, path in try JSONValueDecoder.bool(value, path()) }
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        try next(type) { value, path in try JSONValueDecoder.string(value, path()) }
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        try next(type) { value, path in try JSONValueDecoder.double(value, path()) }
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        try next(type) { value, path in try JSONValueDecoder.float(value, path()) }
+    }
     mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
@@ -218,7 +231,9 @@ struct UnkeyedJSONDecodingContainer: UnkeyedDecodingContainer {
         try next(type) { value, path in try JSONValueDecoder.decode(type, from: value, codingPath: path()) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try next(KeyedDecodingContainer<NestedKey>.self) { value, path in
             try JSONValueDecoder(value: value, codingPath: path()).container(keyedBy: type)
         }

@@ -193,7 +193,9 @@ struct UnkeyedJSONEncodingContainer: UnkeyedEncodingContainer {
         node.elements.append(try JSONValueEncoder.encode(value, codingPath: codingPath + [nextKey]))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
         let child = EncodingNode()
         let key = nextKey
         node.append(child)

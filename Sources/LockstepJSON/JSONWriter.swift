@@ -107,7 +107,9 @@ enum JSONWriter {
 
     /// Writes string contents with JSON escapes; with `escapingPointerToken` it also applies RFC 6901's
     /// `~0`/`~1` so a pointer can be written into a JSON string without building it first.
-    static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, escapingPointerToken: Bool, into out: inout ByteSink) {
+    static func writeEscaped(
+        _ bytes: UnsafeBufferPointer<UInt8>, escapingPointerToken: Bool, into out: inout ByteSink
+    ) {
         var runStart = 0
         var index = 0
         let count = bytes.count
