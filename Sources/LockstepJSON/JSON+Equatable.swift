@@ -13,8 +13,8 @@ extension JSON: Equatable {
         case let (.bool(a), .bool(b)): return a == b
         case let (.int(a), .int(b)): return a == b
         case let (.double(a), .double(b)): return a == b
-        case let (.int(a), .double(b)): return Int(exactly: b) == a
-        case let (.double(a), .int(b)): return Int(exactly: a) == b
+        case let (.int(a), .double(b)): return exactInt(b) == a
+        case let (.double(a), .int(b)): return exactInt(a) == b
         case let (.string(a), .string(b)): return utf8Equal(a, b)
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)): return a == b
@@ -56,7 +56,7 @@ extension JSON: Hashable {
             hasher.combine(2 as UInt8)
             hasher.combine(value)
         case .double(let value):
-            if let exact = Int(exactly: value) {
+            if let exact = JSON.exactInt(value) {
                 hasher.combine(2 as UInt8)
                 hasher.combine(exact)
             } else {

@@ -83,7 +83,7 @@ struct JSONValueDecoder: Decoder {
             }
             return exact
         case .double(let number):
-            guard let exact = I(exactly: number) else {
+            guard let exact = JSON.exactInteger(number, as: I.self) else {
                 throw DecodingError.dataCorrupted(
                     .init(
                         codingPath: codingPath(),
