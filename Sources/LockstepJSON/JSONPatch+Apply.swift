@@ -142,14 +142,16 @@ enum PatchEngine {
     private static func arrayIndex(
         _ token: String, in count: Int, pointer: JSONPointer, depth: Int, allowEnd: Bool
     ) throws(Reason) -> Int {
-        let here = JSONPointer(tokens: Array(pointer.tokens[..<depth]))
+        // Pointers for error messages are built only on failure: this runs on every array step of every apply.
         if token == "-" {
             guard allowEnd else { throw .pathNotFound(JSONPointer(tokens: Array(pointer.tokens[...depth]))) }
             return count
         }
-        guard let index = JSONPointer.arrayIndex(token) else { throw .invalidArrayIndex(token: token, at: here) }
+        guard let index = JSONPointer.arrayIndex(token) else {
+            throw .invalidArrayIndex(token: token, at: JSONPointer(tokens: Array(pointer.tokens[..<depth])))
+        }
         guard index < count || (allowEnd && index == count) else {
-            throw .indexOutOfRange(index: index, count: count, at: here)
+            throw .indexOutOfRange(index: index, count: count, at: JSONPointer(tokens: Array(pointer.tokens[..<depth])))
         }
         return index
     }
