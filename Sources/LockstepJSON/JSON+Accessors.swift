@@ -23,7 +23,7 @@ extension JSON {
     public var intValue: Int? {
         switch self {
         case .int(let value): return value
-        case .double(let value): return Int(exactly: value)
+        case .double(let value): return JSON.exactInt(value)
         default: return nil
         }
     }

@@ -6,7 +6,7 @@ extension JSON {
     ///
     /// Integers of every width stay exact; `UInt64` values above `Int.max` become doubles.
     public init(encoding value: some Encodable) throws {
-        self = try JSONValueEncoder.encode(value, codingPath: []).resolved
+        self = try JSONValueEncoder.encode(value, codingPath: [])
     }
 
     /// Converts this JSON to a Swift value; failures are `DecodingError`s carrying the coding path.

@@ -6,13 +6,15 @@ extension JSON: Equatable {
     /// Arrays and objects that share storage compare equal without being walked, which keeps
     /// diffing a large, mostly unchanged state cheap.
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        let identical = withUnsafePointer(to: lhs) { a in withUnsafePointer(to: rhs) { b in isIdentical(a, b) } }
+        if identical { return true }
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
         case let (.int(a), .int(b)): return a == b
         case let (.double(a), .double(b)): return a == b
-        case let (.int(a), .double(b)): return Int(exactly: b) == a
-        case let (.double(a), .int(b)): return Int(exactly: a) == b
+        case let (.int(a), .double(b)): return exactInt(b) == a
+        case let (.double(a), .int(b)): return exactInt(a) == b
         case let (.string(a), .string(b)): return utf8Equal(a, b)
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)): return a == b
@@ -54,7 +56,7 @@ extension JSON: Hashable {
             hasher.combine(2 as UInt8)
             hasher.combine(value)
         case .double(let value):
-            if let exact = Int(exactly: value) {
+            if let exact = JSON.exactInt(value) {
                 hasher.combine(2 as UInt8)
                 hasher.combine(exact)
             } else {
@@ -72,5 +74,30 @@ extension JSON: Hashable {
             hasher.combine(6 as UInt8)
             object.hash(into: &hasher)
         }
+    }
+}
+
+extension JSON {
+    /// Whether two stored values are bit-for-bit the same: the same case holding the same scalar or the
+    /// same storage references. Such values are equal, so this settles most comparisons in a diff of a
+    /// mostly unchanged state without retaining or walking anything. A `false` proves nothing.
+    @inline(__always)
+    static func isIdentical(_ lhs: UnsafePointer<JSON>, _ rhs: UnsafePointer<JSON>) -> Bool {
+        let a = UnsafeRawPointer(lhs)
+        let b = UnsafeRawPointer(rhs)
+        let size = MemoryLayout<JSON>.size
+        var offset = 0
+        while offset + 8 <= size {
+            guard a.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                == b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            else { return false }
+            offset += 8
+        }
+        while offset < size {
+            guard a.load(fromByteOffset: offset, as: UInt8.self) == b.load(fromByteOffset: offset, as: UInt8.self)
+            else { return false }
+            offset += 1
+        }
+        return true
     }
 }

@@ -13,7 +13,9 @@ extension JSON {
     /// Parses bytes held in any collection; contiguous ones are read in place.
     public init(parsing bytes: some Collection<UInt8>, maxDepth: Int = 512) throws(JSONParseError) {
         let parsed = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONParseError) in try JSONParser.parse(UnsafeRawBufferPointer(buffer), maxDepth: maxDepth) }
+            Result { () throws(JSONParseError) in
+                try JSONParser.parse(UnsafeRawBufferPointer(buffer), maxDepth: maxDepth)
+            }
         }
         if let parsed {
             self = try parsed.get()
@@ -35,7 +37,9 @@ extension JSON {
     public init(parsing text: String, maxDepth: Int = 512) throws(JSONParseError) {
         var text = text
         let parsed = text.withUTF8 { buffer in
-            Result { () throws(JSONParseError) in try JSONParser.parse(UnsafeRawBufferPointer(buffer), maxDepth: maxDepth) }
+            Result { () throws(JSONParseError) in
+                try JSONParser.parse(UnsafeRawBufferPointer(buffer), maxDepth: maxDepth)
+            }
         }
         self = try parsed.get()
     }

@@ -4,27 +4,26 @@ extension JSON {
     /// Doubles use the shortest text that parses back to the same value; `NaN` and infinities have no
     /// JSON form and are written as `null`.
     public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(JSONWriter.estimatedSize(self))
-        JSONWriter.write(self, into: &out)
-        return out
+        ByteSink.collect(estimatedSize: JSONWriter.estimatedSize(self)) { JSONWriter.write(self, into: &$0) }
     }
 
     /// Appends the compact text to an existing buffer, so frames can be assembled without extra copies.
     public func serialize(into buffer: inout [UInt8]) {
-        JSONWriter.write(self, into: &buffer)
+        ByteSink.append(to: &buffer, estimatedSize: JSONWriter.estimatedSize(self)) {
+            JSONWriter.write(self, into: &$0)
+        }
     }
 
     /// Human-readable text with two-space indentation when `prettyPrinted`, for terminals and logs.
     public func serialized(prettyPrinted: Bool) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(JSONWriter.estimatedSize(self))
-        if prettyPrinted {
-            JSONWriter.writePretty(self, indent: 0, into: &out)
-        } else {
-            JSONWriter.write(self, into: &out)
+        ByteSink.withByteSink(estimatedSize: JSONWriter.estimatedSize(self)) { out in
+            if prettyPrinted {
+                JSONWriter.writePretty(self, indent: 0, into: &out)
+            } else {
+                JSONWriter.write(self, into: &out)
+            }
+            return String(decoding: out.bytes, as: UTF8.self)
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

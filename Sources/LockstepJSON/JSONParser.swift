@@ -10,12 +10,12 @@ struct JSONParser {
     private var position = 0
     private var scratch: [UInt8] = []
 
-    /// One open container; only the field matching `isObject` is in use.
+    /// One open container. Its pending items live on the shared `values`/`keys` stacks from `valueStart`
+    /// and `keyStart`, so each container is allocated once, at its final size, when it closes.
     private struct Frame {
         var isObject: Bool
-        var elements: [JSON] = []
-        var members: JSONObject = JSONObject()
-        var key: String = ""
+        var valueStart: Int
+        var keyStart: Int
     }
 
     private init(base: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
@@ -48,6 +48,8 @@ struct JSONParser {
 
     private mutating func parseDocument() throws(JSONParseError) -> JSON {
         var frames: [Frame] = []
+        var values: [JSON] = []
+        var keys: [String] = []
         nextValue: while true {
             skipWhitespace()
             guard position < end else { throw fail(.unexpectedEndOfInput) }
@@ -61,9 +63,8 @@ struct JSONParser {
                     position += 1
                     value = .object(JSONObject())
                 } else {
-                    var frame = Frame(isObject: true)
-                    frame.key = try parseKey()
-                    frames.append(frame)
+                    frames.append(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
+                    keys.append(try parseKey())
                     continue nextValue
                 }
             case UInt8(ascii: "["):
@@ -74,7 +75,7 @@ struct JSONParser {
                     position += 1
                     value = .array([])
                 } else {
-                    frames.append(Frame(isObject: false))
+                    frames.append(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
                     continue nextValue
                 }
             case UInt8(ascii: "\""):
@@ -95,38 +96,60 @@ struct JSONParser {
             case let byte:
                 throw fail(byte >= 0x80 ? .invalidUTF8 : .unexpectedByte(byte))
             }
-            // Attach the finished value to its parents, closing every container that ends here.
-            while true {
-                let top = frames.count - 1
-                guard top >= 0 else {
-                    skipWhitespace()
-                    guard position == end else { throw fail(.trailingCharacters) }
-                    return value
-                }
+            // Attach the finished value to its parent, closing every container that ends here.
+            while let frame = frames.last {
+                values.append(value)
                 skipWhitespace()
-                if frames[top].isObject {
-                    frames[top].members.members[frames[top].key] = value
-                    guard position < end else { throw fail(.unexpectedEndOfInput) }
-                    let byte = base[position]
-                    position += 1
+                guard position < end else { throw fail(.unexpectedEndOfInput) }
+                let byte = base[position]
+                position += 1
+                if frame.isObject {
                     if byte == UInt8(ascii: ",") {
                         skipWhitespace()
-                        frames[top].key = try parseKey()
+                        keys.append(try parseKey())
                         continue nextValue
                     }
                     guard byte == UInt8(ascii: "}") else { throw fail(.unexpectedByte(byte), at: position - 1) }
-                    value = .object(frames.removeLast().members)
+                    value = .object(Self.closeObject(frame, values: &values, keys: &keys))
                 } else {
-                    frames[top].elements.append(value)
-                    guard position < end else { throw fail(.unexpectedEndOfInput) }
-                    let byte = base[position]
-                    position += 1
                     if byte == UInt8(ascii: ",") { continue nextValue }
                     guard byte == UInt8(ascii: "]") else { throw fail(.unexpectedByte(byte), at: position - 1) }
-                    value = .array(frames.removeLast().elements)
+                    value = .array(Self.closeArray(frame, values: &values))
                 }
+                frames.removeLast()
             }
+            skipWhitespace()
+            guard position == end else { throw fail(.trailingCharacters) }
+            return value
         }
+    }
+
+    /// Moves the pending elements into an exactly sized array without retaining or releasing them.
+    private static func closeArray(_ frame: Frame, values: inout [JSON]) -> [JSON] {
+        let start = frame.valueStart
+        let count = values.count - start
+        let elements = [JSON](unsafeUninitializedCapacity: count) { buffer, initialized in
+            values.withUnsafeMutableBufferPointer { stack in
+                let source = stack.baseAddress! + start
+                buffer.baseAddress!.moveInitialize(from: source, count: count)
+                source.initialize(repeating: .null, count: count)
+            }
+            initialized = count
+        }
+        values.removeLast(count)
+        return elements
+    }
+
+    /// Builds the object at its final capacity; a repeated name keeps its first position and last value.
+    private static func closeObject(_ frame: Frame, values: inout [JSON], keys: inout [String]) -> JSONObject {
+        let count = values.count - frame.valueStart
+        var members = OrderedDictionary<String, JSON>(minimumCapacity: count)
+        for offset in 0..<count {
+            members[keys[frame.keyStart + offset]] = values[frame.valueStart + offset]
+        }
+        values.removeLast(count)
+        keys.removeLast(count)
+        return JSONObject(members)
     }
 
     /// Reads `"name" :` and leaves the position at the member's value.
@@ -240,7 +263,8 @@ struct JSONParser {
             } else if byte >= 0x80 {
                 let sequenceStart = position
                 try skipUTF8Sequence()
-                scratch.append(contentsOf: UnsafeBufferPointer(start: base + sequenceStart, count: position - sequenceStart))
+                let sequence = UnsafeBufferPointer(start: base + sequenceStart, count: position - sequenceStart)
+                scratch.append(contentsOf: sequence)
             } else {
                 scratch.append(byte)
                 position += 1

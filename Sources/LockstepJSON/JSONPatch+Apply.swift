@@ -124,35 +124,34 @@ enum PatchEngine {
     ) throws(Reason) -> Result {
         guard depth < limit else { return try body(&value) }
         let token = pointer.tokens[depth]
-        switch value {
-        case .object(var object):
-            value = .null
+        if var object = value.takeObject() {
             defer { value = .object(object) }
             guard let index = object.members.index(forKey: token) else {
                 throw .pathNotFound(JSONPointer(tokens: Array(pointer.tokens[...depth])))
             }
             return try withValue(at: pointer, depth: depth + 1, limit: limit, in: &object.members.values[index], body)
-        case .array(var elements):
-            value = .null
+        }
+        if var elements = value.takeArray() {
             defer { value = .array(elements) }
             let index = try arrayIndex(token, in: elements.count, pointer: pointer, depth: depth, allowEnd: false)
             return try withValue(at: pointer, depth: depth + 1, limit: limit, in: &elements[index], body)
-        default:
-            throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens[..<depth])))
         }
+        throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens[..<depth])))
     }
 
     private static func arrayIndex(
         _ token: String, in count: Int, pointer: JSONPointer, depth: Int, allowEnd: Bool
     ) throws(Reason) -> Int {
-        let here = JSONPointer(tokens: Array(pointer.tokens[..<depth]))
+        // Pointers for error messages are built only on failure: this runs on every array step of every apply.
         if token == "-" {
             guard allowEnd else { throw .pathNotFound(JSONPointer(tokens: Array(pointer.tokens[...depth]))) }
             return count
         }
-        guard let index = JSONPointer.arrayIndex(token) else { throw .invalidArrayIndex(token: token, at: here) }
+        guard let index = JSONPointer.arrayIndex(token) else {
+            throw .invalidArrayIndex(token: token, at: JSONPointer(tokens: Array(pointer.tokens[..<depth])))
+        }
         guard index < count || (allowEnd && index == count) else {
-            throw .indexOutOfRange(index: index, count: count, at: here)
+            throw .indexOutOfRange(index: index, count: count, at: JSONPointer(tokens: Array(pointer.tokens[..<depth])))
         }
         return index
     }
@@ -167,9 +166,7 @@ enum PatchEngine {
         }
         let depth = pointer.tokens.count - 1
         return try withValue(at: pointer, depth: 0, limit: depth, in: &document) { parent throws(Reason) in
-            switch parent {
-            case .object(var object):
-                parent = .null
+            if var object = parent.takeObject() {
                 defer { parent = .object(object) }
                 if let position = memberPosition, object.members[key] == nil {
                     object.members.updateValue(newValue, forKey: key, insertingAt: min(position, object.count))
@@ -179,14 +176,13 @@ enum PatchEngine {
                     return UndoStep(operation: .replace(path: pointer, value: old))
                 }
                 return UndoStep(operation: .remove(path: pointer))
-            case .array(var elements):
-                parent = .null
+            } else if var elements = parent.takeArray() {
                 defer { parent = .array(elements) }
                 let index = try arrayIndex(key, in: elements.count, pointer: pointer, depth: depth, allowEnd: true)
                 elements.insert(newValue, at: index)
                 let landed = key == "-" ? JSONPointer(tokens: pointer.tokens.dropLast() + [String(index)]) : pointer
                 return UndoStep(operation: .remove(path: landed))
-            default:
+            } else {
                 throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens.dropLast())))
             }
         }
@@ -196,26 +192,25 @@ enum PatchEngine {
         guard let key = pointer.tokens.last else { throw .cannotRemoveRoot }
         let depth = pointer.tokens.count - 1
         return try withValue(at: pointer, depth: 0, limit: depth, in: &document) { parent throws(Reason) in
-            switch parent {
-            case .object(var object):
-                parent = .null
+            if var object = parent.takeObject() {
                 defer { parent = .object(object) }
                 guard let index = object.members.index(forKey: key) else { throw .pathNotFound(pointer) }
                 let removed = object.members.remove(at: index).value
                 return (removed, UndoStep(operation: .add(path: pointer, value: removed), memberPosition: index))
-            case .array(var elements):
-                parent = .null
+            } else if var elements = parent.takeArray() {
                 defer { parent = .array(elements) }
                 let index = try arrayIndex(key, in: elements.count, pointer: pointer, depth: depth, allowEnd: false)
                 let removed = elements.remove(at: index)
                 return (removed, UndoStep(operation: .add(path: pointer, value: removed)))
-            default:
+            } else {
                 throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens.dropLast())))
             }
         }
     }
 
-    static func replace(at pointer: JSONPointer, with newValue: JSON, on document: inout JSON) throws(Reason) -> UndoStep {
+    static func replace(
+        at pointer: JSONPointer, with newValue: JSON, on document: inout JSON
+    ) throws(Reason) -> UndoStep {
         guard let key = pointer.tokens.last else {
             let old = document
             document = newValue
@@ -224,18 +219,15 @@ enum PatchEngine {
         let depth = pointer.tokens.count - 1
         return try withValue(at: pointer, depth: 0, limit: depth, in: &document) { parent throws(Reason) in
             var old = newValue
-            switch parent {
-            case .object(var object):
-                parent = .null
+            if var object = parent.takeObject() {
                 defer { parent = .object(object) }
                 guard let index = object.members.index(forKey: key) else { throw .pathNotFound(pointer) }
                 swap(&old, &object.members.values[index])
-            case .array(var elements):
-                parent = .null
+            } else if var elements = parent.takeArray() {
                 defer { parent = .array(elements) }
                 let index = try arrayIndex(key, in: elements.count, pointer: pointer, depth: depth, allowEnd: false)
                 swap(&old, &elements[index])
-            default:
+            } else {
                 throw .notAContainer(JSONPointer(tokens: Array(pointer.tokens.dropLast())))
             }
             return UndoStep(operation: .replace(path: pointer, value: old))

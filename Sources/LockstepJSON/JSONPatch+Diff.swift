@@ -63,11 +63,24 @@ private struct Differ {
         }
         if shared { return }
         let commonCount = min(old.count, new.count)
-        var prefix = 0
-        while prefix < commonCount && old[prefix] == new[prefix] { prefix += 1 }
-        var suffix = 0
-        while suffix < commonCount - prefix && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] {
-            suffix += 1
+        // Unchanged elements usually share storage, so a bitwise check settles them without retains.
+        let (prefix, suffix) = old.withUnsafeBufferPointer { a in
+            new.withUnsafeBufferPointer { b in
+                var prefix = 0
+                while prefix < commonCount,
+                    JSON.isIdentical(a.baseAddress! + prefix, b.baseAddress! + prefix) || a[prefix] == b[prefix]
+                {
+                    prefix += 1
+                }
+                var suffix = 0
+                while suffix < commonCount - prefix {
+                    let x = a.baseAddress! + (a.count - 1 - suffix)
+                    let y = b.baseAddress! + (b.count - 1 - suffix)
+                    guard JSON.isIdentical(x, y) || x.pointee == y.pointee else { break }
+                    suffix += 1
+                }
+                return (prefix, suffix)
+            }
         }
         let oldEnd = old.count - suffix
         let newEnd = new.count - suffix

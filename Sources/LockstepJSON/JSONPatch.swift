@@ -30,21 +30,24 @@ public struct JSONPatch: Sendable, Hashable {
     public var json: JSON { .array(operations.map(\.json)) }
 
     /// Appends the compact patch text; the server encodes each patch once and sends these bytes to all.
-    public func serialize(into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        for (index, operation) in operations.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            operation.serialize(into: &out)
-        }
-        out.append(UInt8(ascii: "]"))
+    public func serialize(into buffer: inout [UInt8]) {
+        ByteSink.append(to: &buffer, estimatedSize: estimatedSize) { write(into: &$0) }
     }
 
     /// The compact patch text as bytes.
     public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(2 + operations.count * 48)
-        serialize(into: &out)
-        return out
+        ByteSink.collect(estimatedSize: estimatedSize) { write(into: &$0) }
+    }
+
+    private var estimatedSize: Int { 2 + operations.count * 64 }
+
+    private func write(into out: inout ByteSink) {
+        out.append(UInt8(ascii: "["))
+        for (index, operation) in operations.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            operation.write(into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 }
 

@@ -89,7 +89,7 @@ public struct JSONPointer: Sendable, Hashable {
     }
 
     /// Appends the escaped pointer text as a JSON string, without building the text first.
-    func serializeAsJSONString(into out: inout [UInt8]) {
+    func serializeAsJSONString(into out: inout ByteSink) {
         out.append(UInt8(ascii: "\""))
         for token in tokens {
             out.append(UInt8(ascii: "/"))

@@ -27,63 +27,71 @@ struct JSONValueDecoder: Decoder {
             return .valueNotFound(
                 type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found null"))
         }
-        return .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found \(value)"))
+        return .typeMismatch(
+            type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found \(value)"))
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from value: JSON, codingPath: [any CodingKey]) throws -> T {
+    /// Decodes primitives and `JSON` without a nested decoder; the coding path is only built when needed.
+    static func decode<T: Decodable>(
+        _ type: T.Type, from value: JSON, codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
         if T.self == JSON.self { return value as! T }
-        if T.self == String.self { return try string(value, codingPath) as! T }
-        if T.self == Int.self { return try integer(Int.self, value, codingPath) as! T }
-        if T.self == Bool.self { return try bool(value, codingPath) as! T }
-        if T.self == Double.self { return try double(value, codingPath) as! T }
-        return try T(from: JSONValueDecoder(value: value, codingPath: codingPath))
+        if T.self == String.self { return try string(value, codingPath()) as! T }
+        if T.self == Int.self { return try integer(Int.self, value, codingPath()) as! T }
+        if T.self == Bool.self { return try bool(value, codingPath()) as! T }
+        if T.self == Double.self { return try double(value, codingPath()) as! T }
+        return try T(from: JSONValueDecoder(value: value, codingPath: codingPath()))
     }
 
-    static func string(_ value: JSON, _ codingPath: [any CodingKey]) throws -> String {
-        guard case .string(let string) = value else { throw mismatch(String.self, value, codingPath) }
+    static func string(_ value: JSON, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> String {
+        guard case .string(let string) = value else { throw mismatch(String.self, value, codingPath()) }
         return string
     }
 
-    static func bool(_ value: JSON, _ codingPath: [any CodingKey]) throws -> Bool {
-        guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, codingPath) }
+    static func bool(_ value: JSON, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, codingPath()) }
         return flag
     }
 
-    static func double(_ value: JSON, _ codingPath: [any CodingKey]) throws -> Double {
+    static func double(_ value: JSON, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Double {
         switch value {
         case .double(let number): return number
         case .int(let number): return Double(number)
-        default: throw mismatch(Double.self, value, codingPath)
+        default: throw mismatch(Double.self, value, codingPath())
         }
     }
 
-    static func float(_ value: JSON, _ codingPath: [any CodingKey]) throws -> Float {
-        let number = try double(value, codingPath)
+    static func float(_ value: JSON, _ codingPath: @autoclosure () -> [any CodingKey]) throws -> Float {
+        let number = try double(value, codingPath())
         let narrowed = Float(number)
         guard narrowed.isFinite || !number.isFinite else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: codingPath, debugDescription: "\(number) does not fit in Float"))
+                .init(codingPath: codingPath(), debugDescription: "\(number) does not fit in Float"))
         }
         return narrowed
     }
 
     /// Integers, and doubles only when they are whole and in range, so no value is silently rounded.
-    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ value: JSON, _ codingPath: [any CodingKey]) throws -> I {
+    static func integer<I: FixedWidthInteger>(
+        _ type: I.Type, _ value: JSON, _ codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> I {
         switch value {
         case .int(let number):
             guard let exact = I(exactly: number) else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: codingPath, debugDescription: "\(number) does not fit in \(I.self)"))
+                    .init(codingPath: codingPath(), debugDescription: "\(number) does not fit in \(I.self)"))
             }
             return exact
         case .double(let number):
-            guard let exact = I(exactly: number) else {
+            guard let exact = JSON.exactInteger(number, as: I.self) else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: codingPath, debugDescription: "\(number) is not a whole number that fits in \(I.self)"))
+                    .init(
+                        codingPath: codingPath(),
+                        debugDescription: "\(number) is not a whole number that fits in \(I.self)"))
             }
             return exact
         default:
-            throw mismatch(I.self, value, codingPath)
+            throw mismatch(I.self, value, codingPath())
         }
     }
 }
@@ -114,7 +122,9 @@ struct KeyedJSONDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
         try JSONValueDecoder.double(value(key), path(key))
     }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try JSONValueDecoder.float(value(key), path(key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try JSONValueDecoder.float(value(key), path(key))
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
@@ -178,8 +188,8 @@ struct UnkeyedJSONDecodingContainer: UnkeyedDecodingContainer {
     }
 
     /// Decodes the current element and only then moves on, so a failed decode can be retried as another type.
-    private mutating func next<T>(_ type: T.Type, _ read: (JSON, [any CodingKey]) throws -> T) throws -> T {
-        let result = try read(current(type), currentPath)
+    private mutating func next<T>(_ type: T.Type, _ read: (JSON, () -> [any CodingKey]) throws -> T) throws -> T {
+        let result = try read(current(type)) { currentPath }
         currentIndex += 1
         return result
     }
@@ -190,10 +200,18 @@ struct UnkeyedJSONDecodingContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type, JSONValueDecoder.bool) }
-    mutating func decode(_ type: String.Type) throws -> String { try next(type, JSONValueDecoder.string) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next(type, JSONValueDecoder.double) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next(type, JSONValueDecoder.float) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        try next(type) { value, path in try JSONValueDecoder.bool(value, path()) }
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        try next(type) { value, path in try JSONValueDecoder.string(value, path()) }
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        try next(type) { value, path in try JSONValueDecoder.double(value, path()) }
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        try next(type) { value, path in try JSONValueDecoder.float(value, path()) }
+    }
     mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
@@ -206,27 +224,29 @@ struct UnkeyedJSONDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
 
     private mutating func integer<I: FixedWidthInteger>() throws -> I {
-        try next(I.self) { value, path in try JSONValueDecoder.integer(I.self, value, path) }
+        try next(I.self) { value, path in try JSONValueDecoder.integer(I.self, value, path()) }
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try next(type) { value, path in try JSONValueDecoder.decode(type, from: value, codingPath: path) }
+        try next(type) { value, path in try JSONValueDecoder.decode(type, from: value, codingPath: path()) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try next(KeyedDecodingContainer<NestedKey>.self) { value, path in
-            try JSONValueDecoder(value: value, codingPath: path).container(keyedBy: type)
+            try JSONValueDecoder(value: value, codingPath: path()).container(keyedBy: type)
         }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         try next((any UnkeyedDecodingContainer).self) { value, path in
-            try JSONValueDecoder(value: value, codingPath: path).unkeyedContainer()
+            try JSONValueDecoder(value: value, codingPath: path()).unkeyedContainer()
         }
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        try next((any Decoder).self) { value, path in JSONValueDecoder(value: value, codingPath: path) }
+        try next((any Decoder).self) { value, path in JSONValueDecoder(value: value, codingPath: path()) }
     }
 }
 

@@ -1,39 +1,40 @@
 import OrderedCollections
 
-/// One value under construction. Containers write into it; `resolve()` turns the finished tree into `JSON`.
-///
-/// Only values that open a container get a node; primitives go straight into their parent as `JSON`.
+/// One value under construction. Containers write finished `JSON` into it directly; only containers opened
+/// with `nestedContainer`/`superEncoder` are filled after they are attached, so those wait in `pending…`
+/// until `resolve()`.
 final class EncodingNode {
     enum Kind { case empty, single, keyed, unkeyed }
-    enum Child {
-        case value(JSON)
-        case node(EncodingNode)
-    }
 
     var kind: Kind = .empty
     var single: JSON = .null
-    var members: OrderedDictionary<String, Child> = [:]
-    var elements: [Child] = []
+    var members: OrderedDictionary<String, JSON> = [:]
+    var elements: [JSON] = []
+    var pendingMembers: [(key: String, node: EncodingNode)] = []
+    var pendingElements: [(index: Int, node: EncodingNode)] = []
+
+    func attach(_ node: EncodingNode, forKey key: String) {
+        members[key] = .null
+        pendingMembers.append((key, node))
+    }
+
+    func append(_ node: EncodingNode) {
+        pendingElements.append((elements.count, node))
+        elements.append(.null)
+    }
 
     func resolve() -> JSON {
         switch kind {
         case .empty: return .object(JSONObject())
         case .single: return single
         case .keyed:
-            var object = OrderedDictionary<String, JSON>(minimumCapacity: members.count)
-            for (key, child) in members { object[key] = child.resolved }
-            return .object(JSONObject(object))
+            for (key, node) in pendingMembers where members[key] != nil { members[key] = node.resolve() }
+            pendingMembers = []
+            return .object(JSONObject(members))
         case .unkeyed:
-            return .array(elements.map(\.resolved))
-        }
-    }
-}
-
-extension EncodingNode.Child {
-    var resolved: JSON {
-        switch self {
-        case .value(let value): value
-        case .node(let node): node.resolve()
+            for (index, node) in pendingElements { elements[index] = node.resolve() }
+            pendingElements = []
+            return .array(elements)
         }
     }
 }
@@ -65,7 +66,8 @@ struct JSONValueEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if node.kind != .keyed {
             node.kind = .keyed
-            node.members = [:]
+            // Room for a typical small struct up front, so the first members do not regrow the storage.
+            node.members = OrderedDictionary(minimumCapacity: 4)
         }
         return KeyedEncodingContainer(KeyedJSONEncodingContainer<Key>(node: node, codingPath: codingPath))
     }
@@ -82,13 +84,13 @@ struct JSONValueEncoder: Encoder {
         SingleJSONEncodingContainer(node: node, codingPath: codingPath)
     }
 
-    /// Encodes a nested value: primitives and `JSON` directly, everything else through a fresh node.
-    static func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> EncodingNode.Child {
-        if let primitive = primitive(value) { return .value(primitive) }
+    /// Encodes a nested value: primitives and `JSON` directly, everything else through a fresh node, which is
+    /// complete once `encode(to:)` returns.
+    static func encode<T: Encodable>(_ value: T, codingPath: @autoclosure () -> [any CodingKey]) throws -> JSON {
+        if let primitive = primitive(value) { return primitive }
         let node = EncodingNode()
-        try value.encode(to: JSONValueEncoder(node: node, codingPath: codingPath))
-        if node.kind == .single { return .value(node.single) }
-        return .node(node)
+        try value.encode(to: JSONValueEncoder(node: node, codingPath: codingPath()))
+        return node.resolve()
     }
 
     static func primitive<T: Encodable>(_ value: T) -> JSON? {
@@ -115,7 +117,7 @@ struct KeyedJSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     let node: EncodingNode
     let codingPath: [any CodingKey]
 
-    private func put(_ value: JSON, _ key: Key) { node.members[key.stringValue] = .value(value) }
+    private func put(_ value: JSON, _ key: Key) { node.members[key.stringValue] = value }
 
     mutating func encodeNil(forKey key: Key) throws { put(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { put(.bool(value), key) }
@@ -141,13 +143,13 @@ struct KeyedJSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         let child = EncodingNode()
-        node.members[key.stringValue] = .node(child)
+        node.attach(child, forKey: key.stringValue)
         return JSONValueEncoder(node: child, codingPath: codingPath + [key]).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let child = EncodingNode()
-        node.members[key.stringValue] = .node(child)
+        node.attach(child, forKey: key.stringValue)
         return JSONValueEncoder(node: child, codingPath: codingPath + [key]).unkeyedContainer()
     }
 
@@ -157,7 +159,7 @@ struct KeyedJSONEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 
     private func superEncoder(named key: some CodingKey) -> any Encoder {
         let child = EncodingNode()
-        node.members[key.stringValue] = .node(child)
+        node.attach(child, forKey: key.stringValue)
         return JSONValueEncoder(node: child, codingPath: codingPath + [key])
     }
 }
@@ -168,7 +170,7 @@ struct UnkeyedJSONEncodingContainer: UnkeyedEncodingContainer {
 
     var count: Int { node.elements.count }
 
-    private func put(_ value: JSON) { node.elements.append(.value(value)) }
+    private func put(_ value: JSON) { node.elements.append(value) }
     private var nextKey: JSONCodingKey { JSONCodingKey(intValue: node.elements.count) }
 
     mutating func encodeNil() throws { put(.null) }
@@ -191,24 +193,26 @@ struct UnkeyedJSONEncodingContainer: UnkeyedEncodingContainer {
         node.elements.append(try JSONValueEncoder.encode(value, codingPath: codingPath + [nextKey]))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
         let child = EncodingNode()
         let key = nextKey
-        node.elements.append(.node(child))
+        node.append(child)
         return JSONValueEncoder(node: child, codingPath: codingPath + [key]).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let child = EncodingNode()
         let key = nextKey
-        node.elements.append(.node(child))
+        node.append(child)
         return JSONValueEncoder(node: child, codingPath: codingPath + [key]).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder {
         let child = EncodingNode()
         let key = nextKey
-        node.elements.append(.node(child))
+        node.append(child)
         return JSONValueEncoder(node: child, codingPath: codingPath + [key])
     }
 }
@@ -239,6 +243,6 @@ struct SingleJSONEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt64) throws { put(JSONValueEncoder.number(value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        put(try JSONValueEncoder.encode(value, codingPath: codingPath).resolved)
+        put(try JSONValueEncoder.encode(value, codingPath: codingPath))
     }
 }

@@ -1,11 +1,11 @@
 import OrderedCollections
 
-/// Writes JSON text straight into a byte buffer: no `String` intermediates except for doubles.
+/// Writes JSON text straight into a `ByteSink`: no `String` intermediates except for doubles.
 enum JSONWriter {
-    static func write(_ value: JSON, into out: inout [UInt8]) {
+    static func write(_ value: JSON, into out: inout ByteSink) {
         switch value {
-        case .null: appendASCII("null", into: &out)
-        case .bool(let flag): appendASCII(flag ? "true" : "false", into: &out)
+        case .null: out.append("null")
+        case .bool(let flag): if flag { out.append("true") } else { out.append("false") }
         case .int(let number): writeInt(number, into: &out)
         case .double(let number): writeDouble(number, into: &out)
         case .string(let text): writeString(text, into: &out)
@@ -20,19 +20,19 @@ enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let object):
             out.append(UInt8(ascii: "{"))
-            var first = true
-            for (key, member) in object.members {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(key, into: &out)
+            let keys = object.members.keys.elements
+            let values = object.members.values.elements
+            for index in keys.indices {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(keys[index], into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(member, into: &out)
+                write(values[index], into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writePretty(_ value: JSON, indent: Int, into out: inout [UInt8]) {
+    static func writePretty(_ value: JSON, indent: Int, into out: inout ByteSink) {
         switch value {
         case .array(let elements) where !elements.isEmpty:
             out.append(UInt8(ascii: "["))
@@ -62,17 +62,13 @@ enum JSONWriter {
         }
     }
 
-    private static func newline(_ indent: Int, into out: inout [UInt8]) {
+    private static func newline(_ indent: Int, into out: inout ByteSink) {
         out.append(0x0A)
         for _ in 0..<(indent * 2) { out.append(0x20) }
     }
 
-    @inline(__always)
-    static func appendASCII(_ text: StaticString, into out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
 
-    static func writeInt(_ value: Int, into out: inout [UInt8]) {
+    static func writeInt(_ value: Int, into out: inout ByteSink) {
         if value >= 0 && value < 10 {
             out.append(UInt8(truncatingIfNeeded: value) &+ UInt8(ascii: "0"))
             return
@@ -87,21 +83,22 @@ enum JSONWriter {
                 digits[index] = UInt8(truncatingIfNeeded: remainder) &+ UInt8(ascii: "0")
                 magnitude = quotient
             } while magnitude > 0
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index..<20]))
+            out.append(UnsafeBufferPointer(rebasing: digits[index..<20]))
         }
     }
 
     /// Shortest round-trip text (Swift's `description`), which is always valid JSON for finite values;
     /// non-finite values have no JSON form and are written as `null`.
-    static func writeDouble(_ value: Double, into out: inout [UInt8]) {
+    static func writeDouble(_ value: Double, into out: inout ByteSink) {
         guard value.isFinite else {
-            appendASCII("null", into: &out)
+            out.append("null")
             return
         }
-        out.append(contentsOf: value.description.utf8)
+        var text = value.description
+        text.withUTF8 { out.append($0) }
     }
 
-    static func writeString(_ text: String, into out: inout [UInt8]) {
+    static func writeString(_ text: String, into out: inout ByteSink) {
         out.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { writeEscaped($0, escapingPointerToken: false, into: &out) }
@@ -110,7 +107,9 @@ enum JSONWriter {
 
     /// Writes string contents with JSON escapes; with `escapingPointerToken` it also applies RFC 6901's
     /// `~0`/`~1` so a pointer can be written into a JSON string without building it first.
-    static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, escapingPointerToken: Bool, into out: inout [UInt8]) {
+    static func writeEscaped(
+        _ bytes: UnsafeBufferPointer<UInt8>, escapingPointerToken: Bool, into out: inout ByteSink
+    ) {
         var runStart = 0
         var index = 0
         let count = bytes.count
@@ -123,20 +122,20 @@ enum JSONWriter {
                 continue
             }
             if runStart < index {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
             }
             switch byte {
-            case UInt8(ascii: "\""): appendASCII("\\\"", into: &out)
-            case UInt8(ascii: "\\"): appendASCII("\\\\", into: &out)
-            case UInt8(ascii: "~"): appendASCII("~0", into: &out)
-            case UInt8(ascii: "/"): appendASCII("~1", into: &out)
-            case 0x0A: appendASCII("\\n", into: &out)
-            case 0x0D: appendASCII("\\r", into: &out)
-            case 0x09: appendASCII("\\t", into: &out)
-            case 0x08: appendASCII("\\b", into: &out)
-            case 0x0C: appendASCII("\\f", into: &out)
+            case UInt8(ascii: "\""): out.append("\\\"")
+            case UInt8(ascii: "\\"): out.append("\\\\")
+            case UInt8(ascii: "~"): out.append("~0")
+            case UInt8(ascii: "/"): out.append("~1")
+            case 0x0A: out.append("\\n")
+            case 0x0D: out.append("\\r")
+            case 0x09: out.append("\\t")
+            case 0x08: out.append("\\b")
+            case 0x0C: out.append("\\f")
             default:
-                appendASCII("\\u00", into: &out)
+                out.append("\\u00")
                 out.append(hexDigit(byte >> 4))
                 out.append(hexDigit(byte & 0x0F))
             }
@@ -144,7 +143,7 @@ enum JSONWriter {
             runStart = index
         }
         if runStart < count {
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<count]))
+            out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<count]))
         }
     }
 

@@ -2,11 +2,17 @@ import OrderedCollections
 
 /// One RFC 6902 operation; the unit of every state change the server broadcasts.
 public enum PatchOperation: Sendable, Hashable {
+    /// Inserts into an array (`-` appends), or sets an object member, replacing an existing one.
     case add(path: JSONPointer, value: JSON)
+    /// Removes an existing member or element.
     case remove(path: JSONPointer)
+    /// Replaces an existing value; the target must exist.
     case replace(path: JSONPointer, value: JSON)
+    /// Removes the value at `from` and adds it at `path`, which must not lie inside `from`.
     case move(from: JSONPointer, path: JSONPointer)
+    /// Adds a copy of the value at `from` at `path`.
     case copy(from: JSONPointer, path: JSONPointer)
+    /// Fails the whole patch unless the value at `path` equals `value` (JSON equality).
     case test(path: JSONPointer, value: JSON)
 
     /// The `op` member's value, used in JSON and error messages.
@@ -96,31 +102,35 @@ public enum PatchOperation: Sendable, Hashable {
         return .object(JSONObject(members))
     }
 
-    /// Writes the same text as `json.serialized()` without building the intermediate value.
-    public func serialize(into out: inout [UInt8]) {
-        JSONWriter.appendASCII("{\"op\":\"", into: &out)
+    /// Appends the same text as `json.serialized()` without building the intermediate value.
+    public func serialize(into buffer: inout [UInt8]) {
+        ByteSink.append(to: &buffer, estimatedSize: 64) { write(into: &$0) }
+    }
+
+    func write(into out: inout ByteSink) {
+        out.append("{\"op\":\"")
         switch self {
-        case .add: JSONWriter.appendASCII("add", into: &out)
-        case .remove: JSONWriter.appendASCII("remove", into: &out)
-        case .replace: JSONWriter.appendASCII("replace", into: &out)
-        case .move: JSONWriter.appendASCII("move", into: &out)
-        case .copy: JSONWriter.appendASCII("copy", into: &out)
-        case .test: JSONWriter.appendASCII("test", into: &out)
+        case .add: out.append("add")
+        case .remove: out.append("remove")
+        case .replace: out.append("replace")
+        case .move: out.append("move")
+        case .copy: out.append("copy")
+        case .test: out.append("test")
         }
         out.append(UInt8(ascii: "\""))
         switch self {
         case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
-            JSONWriter.appendASCII(",\"path\":", into: &out)
+            out.append(",\"path\":")
             path.serializeAsJSONString(into: &out)
-            JSONWriter.appendASCII(",\"value\":", into: &out)
+            out.append(",\"value\":")
             JSONWriter.write(value, into: &out)
         case .remove(let path):
-            JSONWriter.appendASCII(",\"path\":", into: &out)
+            out.append(",\"path\":")
             path.serializeAsJSONString(into: &out)
         case .move(let from, let path), .copy(let from, let path):
-            JSONWriter.appendASCII(",\"from\":", into: &out)
+            out.append(",\"from\":")
             from.serializeAsJSONString(into: &out)
-            JSONWriter.appendASCII(",\"path\":", into: &out)
+            out.append(",\"path\":")
             path.serializeAsJSONString(into: &out)
         }
         out.append(UInt8(ascii: "}"))

@@ -157,6 +157,12 @@ private final class Derived: Base {
         #expect(throws: DecodingError.self) { try JSON.string("1").decode(Int.self) }
         #expect(throws: DecodingError.self) { try JSON.null.decode(Int.self) }
         #expect(try JSON.int(2).decode(Double.self) == 2.0)
+        #expect(try JSON.double(18_446_744_073_709_549_568.0).decode(UInt64.self) == 18_446_744_073_709_549_568)
+        #expect(throws: DecodingError.self) { try JSON.double(9_223_372_036_854_775_808.0).decode(Int.self) }
+        #expect(throws: DecodingError.self) { try JSON.double(18_446_744_073_709_551_616.0).decode(UInt64.self) }
+        #expect(try JSON.double(-9_223_372_036_854_775_808.0).decode(Int.self) == Int.min)
+        #expect(try JSON.double(-0.0).decode(Int.self) == 0)
+        #expect(throws: DecodingError.self) { try JSON.double(.nan).decode(Int.self) }
         #expect(try JSON.null.decode(Int?.self) == nil)
     }
 

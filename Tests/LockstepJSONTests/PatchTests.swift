@@ -53,7 +53,8 @@ import Testing
         #expect(failure([.remove(path: pointer("/list/1"))], on: document)?.reason
             == .indexOutOfRange(index: 1, count: 1, at: pointer("/list")))
         #expect(failure([.remove(path: pointer("/list/-"))], on: document)?.reason == .pathNotFound(pointer("/list/-")))
-        #expect(failure([.replace(path: pointer("/b"), value: 1)], on: document)?.reason == .pathNotFound(pointer("/b")))
+        #expect(failure([.replace(path: pointer("/b"), value: 1)], on: document)?.reason
+            == .pathNotFound(pointer("/b")))
         #expect(failure([.remove(path: .root)], on: document)?.reason == .cannotRemoveRoot)
     }
 

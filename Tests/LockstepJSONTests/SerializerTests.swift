@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func writesDoublesInShortestRoundTripForm() throws {
-        let doubles: [Double] = [0.1, 1.0, -2.5, 1e-5, 1e21, 5e-324, 1.7976931348623157e308, 123456.789, -0.0]
+        let doubles: [Double] = [0.1, 1.0, -2.5, 1e-5, 1e21, .leastNonzeroMagnitude, 1.7976931348623157e308, 123456.789, -0.0]
         for double in doubles {
             let bytes = JSON.double(double).serialized()
             let reparsed = try JSON(parsing: bytes)
@@ -58,5 +58,19 @@ import Testing
             """
         #expect(value.serialized(prettyPrinted: true) == expected)
         #expect(value.serialized(prettyPrinted: false) == #"{"a":[1,2],"b":{},"c":{"d":null}}"#)
+    }
+
+    @Test func growsPastItsInitialBufferWithoutLosingBytes() throws {
+        let long = String(repeating: "ab\"c\u{1}é", count: 3_000)
+        let small: JSON = ["k": .string(long)]
+        let bytes = small.serialized()
+        #expect(try JSON(parsing: bytes) == small)
+        var prefixed = Array("x".utf8)
+        small.serialize(into: &prefixed)
+        #expect(Array(prefixed.dropFirst()) == bytes)
+        let large = JSON.array(
+            (0..<20_000).map { .object(["id": .int($0), "s": .string(String(long.prefix($0 % 50)))]) })
+        #expect(try JSON(parsing: large.serialized()) == large)
+        #expect(try JSON(parsing: large.serialized(prettyPrinted: true)) == large)
     }
 }

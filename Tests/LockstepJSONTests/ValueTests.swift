@@ -19,6 +19,9 @@ import Testing
         #expect(JSON.int(Int.max) != JSON.double(9_223_372_036_854_775_808.0))
         #expect(JSON.int(0) == JSON.double(-0.0))
         #expect(JSON.int(0).hashValue == JSON.double(-0.0).hashValue)
+        #expect(JSON.int(Int.min) == JSON.double(-9_223_372_036_854_775_808.0))
+        #expect(JSON.double(.nan).intValue == nil)
+        #expect(JSON.double(1e300).intValue == nil)
     }
 
     @Test func kindsNeverCompareEqual() {

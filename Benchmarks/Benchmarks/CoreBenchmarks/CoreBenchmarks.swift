@@ -1,0 +1,141 @@
+import Benchmark
+import Foundation
+import LockstepJSON
+
+// Lockstep core benchmarks. One section per module; add new sections at the end.
+// Foundation runs beside ours on the same bytes so the figures read as ratios on any machine.
+
+let benchmarks: @Sendable () -> Void = {
+    jsonBenchmarks()
+}
+
+// MARK: - Fixtures
+
+/// A realistic room state: `count` todo-like objects (~200 bytes each, so 5 000 ≈ 1 MB).
+func todoDocument(count: Int) -> JSON {
+    var todos: [JSON] = []
+    todos.reserveCapacity(count)
+    for index in 0..<count {
+        todos.append([
+            "id": .int(index),
+            "title": .string("Todo number \(index): buy milk, eggs and \"fresh\" bread"),
+            "done": .bool(index % 3 == 0),
+            "priority": .double(Double(index % 7) / 4),
+            "tags": ["home", .string("list-\(index % 10)")],
+            "assignee": index % 5 == 0 ? .null : ["name": "Ada Lovelace", "email": "ada@example.com"],
+            "note": "Unicode too: café, naïve, 日本語 ✓",
+        ])
+    }
+    return ["version": 1, "owner": "room-42", "todos": .array(todos)]
+}
+
+/// Large state for the incremental benchmarks: 100 000 small objects.
+func largeState() -> JSON {
+    .array((0..<100_000).map { .object(["id": .int($0), "done": false]) })
+}
+
+struct CounterAction: Codable, Sendable {
+    var type = "increment"
+    var amount = 1
+}
+
+// MARK: - LockstepJSON
+
+func jsonBenchmarks() {
+    let document = todoDocument(count: 5_000)
+    let bytes = document.serialized()
+    let data = Data(bytes)
+    let foundationObject = try! JSONSerialization.jsonObject(with: data)
+    let megabytes = Double(bytes.count) / 1_000_000
+    print("JSON fixture: \(bytes.count) bytes (\(String(format: "%.2f", megabytes)) MB)")
+
+    let throughput = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        maxDuration: .seconds(3),
+        maxIterations: 200
+    )
+
+    Benchmark("JSON parse 1MB todos (LockstepJSON)", configuration: throughput) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try! JSON(parsing: bytes))
+        }
+    }
+    Benchmark("JSON parse 1MB todos (Foundation JSONSerialization)", configuration: throughput) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try! JSONSerialization.jsonObject(with: data))
+        }
+    }
+    Benchmark("JSON serialize 1MB todos (LockstepJSON)", configuration: throughput) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(document.serialized())
+        }
+    }
+    Benchmark("JSON serialize 1MB todos (Foundation JSONSerialization)", configuration: throughput) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try! JSONSerialization.data(withJSONObject: foundationObject))
+        }
+    }
+
+    let state = largeState()
+    guard case .array(var changedElements) = state else { fatalError("fixture is an array") }
+    changedElements[50_000] = ["id": 50_000, "done": true]
+    let changed = JSON.array(changedElements)
+
+    Benchmark("JSON serialize 100k-element state", configuration: throughput) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(state.serialized())
+        }
+    }
+    Benchmark("JSON diff one change in 100k-element array", configuration: throughput) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(JSONPatch(from: state, to: changed))
+        }
+    }
+    Benchmark("JSON diff+serialize patch one change in 100k-element array", configuration: throughput) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(JSONPatch(from: state, to: changed).serialized())
+        }
+    }
+
+    let micro = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2)
+    )
+    let counterBefore: JSON = ["count": 41]
+    let counterAfter: JSON = ["count": 42]
+    Benchmark("JSON counter: diff + encode patch", configuration: micro) { benchmark in
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        for _ in benchmark.scaledIterations {
+            buffer.removeAll(keepingCapacity: true)
+            JSONPatch(from: counterBefore, to: counterAfter).serialize(into: &buffer)
+            blackHole(buffer)
+        }
+    }
+    Benchmark("JSON encode small Codable action", configuration: micro) { benchmark in
+        let action = CounterAction()
+        for _ in benchmark.scaledIterations {
+            blackHole(try! JSON(encoding: action))
+        }
+    }
+    Benchmark("JSON decode small Codable action", configuration: micro) { benchmark in
+        let json: JSON = ["type": "increment", "amount": 1]
+        for _ in benchmark.scaledIterations {
+            blackHole(try! json.decode(CounterAction.self))
+        }
+    }
+    let onePatch = JSONPatch([.replace(path: JSONPointer(tokens: ["50000", "done"]), value: true)])
+    Benchmark("JSON apply one op + its inverse to 100k-element state", configuration: micro) { benchmark in
+        // Make the document uniquely referenced first: the measured loop must not include the one-off copy.
+        var document = state
+        try! onePatch.apply(to: &document)
+        try! onePatch.apply(to: &document)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let inverse = try! onePatch.apply(to: &document)
+            try! inverse.apply(to: &document)
+        }
+        blackHole(document)
+    }
+}
