@@ -36,8 +36,6 @@ final class Room {
         self.releasedVersion = store.version
     }
 
-    var peers: [Peer] { sessions.map(\.peer) }
-
     func join(_ session: Session) {
         sessions.append(session)
     }
@@ -91,8 +89,16 @@ final class Room {
         return OutboundFrame(text: bytes)
     }
 
-    var presenceFrame: OutboundFrame {
-        OutboundFrame(text: ServerMessage.presence(peers).serialized())
+    /// The room's presence: the first `limit` peers in join order, and how many there are in all.
+    ///
+    /// Every client receives the whole message on every join and leave, so its size is bounded:
+    /// without the limit a room of n clients costs n² bytes per change of membership.
+    func presenceFrame(limit: Int) -> OutboundFrame {
+        guard case .object(var message) = ServerMessage.presence(Array(sessions.prefix(limit).map(\.peer))).json else {
+            preconditionFailure("a presence message is an object")
+        }
+        message["count"] = .int(sessions.count)
+        return OutboundFrame(text: JSON.object(message).serialized())
     }
 }
 

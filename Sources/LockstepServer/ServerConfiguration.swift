@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var keepHistory = 10_000
     /// Changes between two stored snapshots of a room; bounds how much a restart replays.
     public var snapshotInterval = 1_000
+    /// Peers a presence message lists at most (its `count` says how many there are in all).
+    public var presenceLimit = 100
     /// Shortest time between two presence messages of a room, per 100 peers in it: joins and
     /// leaves in between are merged into one message listing the room as it is then.
     public var presenceInterval = Duration.milliseconds(50)

@@ -122,9 +122,8 @@ public actor SyncServer {
         guard let session = connection.context as? Session, session.drained() else { return }
         do {
             let room = session.room
-            session.resynchronise(
-                with: try room.snapshot(for: session.client), at: room.store.version, presence: room.presenceFrame
-            )
+            let presence = room.presenceFrame(limit: configuration.presenceLimit)
+            session.resynchronise(with: try room.snapshot(for: session.client), at: room.store.version, presence: presence)
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
         }
@@ -307,7 +306,7 @@ public actor SyncServer {
         guard room.presenceDirty else { return }
         room.presenceDirty = false
         room.lastPresence = .now
-        let frame = room.presenceFrame
+        let frame = room.presenceFrame(limit: configuration.presenceLimit)
         for session in room.sessions { session.broadcast(frame) }
     }
 

@@ -40,6 +40,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Messages per second one connection may send; 0 for no limit.")
     var rateLimit = 1_000
 
+    @Option(help: "Peers one presence message lists at most; its count field gives the room's size.")
+    var presenceLimit = 100
+
     @Option(help: "Directory where rooms are kept (SQLite, write-ahead). Created if missing.")
     var data = "./lockstep-data"
 
@@ -61,7 +64,7 @@ struct Serve: AsyncParsableCommand {
         }
         for (name, value) in [
             ("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit),
-            ("keep-history", keepHistory),
+            ("keep-history", keepHistory), ("presence-limit", presenceLimit),
         ]
         where value < 0 {
             throw ValidationError("--\(name) cannot be negative")
@@ -85,6 +88,7 @@ struct Serve: AsyncParsableCommand {
         configuration.resumeWindow = resumeWindow
         configuration.maxConnections = maxConnections
         configuration.rateLimit = rateLimit
+        configuration.presenceLimit = presenceLimit
         configuration.dataDirectory = memory ? nil : data
         configuration.sync = sync
         configuration.keepHistory = keepHistory
