@@ -63,8 +63,9 @@ public actor SyncServer {
     /// Closes every connection and stops the service thread; safe to call more than once.
     public nonisolated func shutdown() {
         transport.shutdown()
-        // A write in flight finishes before the process may exit.
+        // A write in flight finishes before the log closes.
         writer.sync {}
+        log?.close()
     }
 
     // MARK: - Connections

@@ -1,24 +1,36 @@
 import Glibc
+import Synchronization
 
 /// An exclusive lock on a data directory, held while the server runs, so a second server cannot
 /// interleave its writes with ours.
 final class DirectoryLock: Sendable {
-    private let descriptor: Int32
+    /// The locked file, until `release`.
+    private let descriptor: Mutex<Int32?>
 
     init(directory: String) throws(StorageError) {
         let path = directory + "/lockstep.lock"
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
+        let file = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard file >= 0 else {
             throw .unwritableDirectory(path: directory, reason: String(cString: strerror(errno)))
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
+        guard flock(file, LOCK_EX | LOCK_NB) == 0 else {
+            close(file)
             throw .directoryInUse(path: directory)
+        }
+        descriptor = Mutex(file)
+    }
+
+    /// Lets another server use the directory; safe to call more than once.
+    func release() {
+        descriptor.withLock { file in
+            guard let open = file else { return }
+            flock(open, LOCK_UN)
+            close(open)
+            file = nil
         }
     }
 
     deinit {
-        flock(descriptor, LOCK_UN)
-        close(descriptor)
+        release()
     }
 }

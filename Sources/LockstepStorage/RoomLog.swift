@@ -53,6 +53,12 @@ public final class RoomLog: Sendable {
         }
     }
 
+    /// Closes the database and lets another server use the directory.
+    public func close() {
+        try? database.close()
+        lock.release()
+    }
+
     /// Writes `changes` and `snapshots` in one transaction, then drops what `keepHistory` no longer needs.
     ///
     /// For every room that got a snapshot, changes more than `keepHistory` versions before it and

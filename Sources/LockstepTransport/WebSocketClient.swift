@@ -39,9 +39,6 @@ public final class WebSocketClient: @unchecked Sendable {
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = clientCallback
         protocols[0].rx_buffer_size = receiveBufferBytes
-        // lws sends at most tx_packet_size per write (default: the rx size); a larger cap lets a big message leave in
-        // a few writes instead of thousands of 4 KiB ones.
-        protocols[0].tx_packet_size = 256 * 1024
 
         var info = lws_context_creation_info()
         info.port = CLibWebSockets_PORT_NO_LISTEN

@@ -78,6 +78,11 @@ struct ExecutableTests {
             // Bob reads commands from a pipe (not a TTY) and prints what alice does.
             let bob = try ClientProcess(arguments: [roomURL(server, "cli"), "--name", "bob"])
             let bobLines = bob.lines
+            // Alice starts only once bob is in the room, or bob could join after her changes.
+            _ = try await within(10, "bob to join") {
+                for await line in bobLines where line["event"] == "snapshot" { return true }
+                return false
+            }
             let alice = try ClientProcess(arguments: [
                 roomURL(server, "cli"), "--name", "alice", "--exec", "+; add 4; undo; history 2; bogus",
             ])
