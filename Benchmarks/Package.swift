@@ -16,6 +16,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "LockstepJSON", package: "Lockstep"),
+                .product(name: "LockstepCore", package: "Lockstep"),
+                .product(name: "LockstepApps", package: "Lockstep"),
             ],
             path: "Benchmarks/CoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

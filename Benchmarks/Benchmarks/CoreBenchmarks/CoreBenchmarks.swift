@@ -1,5 +1,7 @@
 import Benchmark
 import Foundation
+import LockstepApps
+import LockstepCore
 import LockstepJSON
 
 // Lockstep core benchmarks. One section per module; add new sections at the end.
@@ -7,6 +9,7 @@ import LockstepJSON
 
 let benchmarks: @Sendable () -> Void = {
     jsonBenchmarks()
+    storeBenchmarks()
 }
 
 // MARK: - Fixtures
@@ -137,5 +140,58 @@ func jsonBenchmarks() {
             try! inverse.apply(to: &document)
         }
         blackHole(document)
+    }
+}
+
+// MARK: - LockstepCore: the room store
+
+/// A todos room of `count` items, the last toggle alternating so every action is a change.
+func todosStore(count: Int) -> Store<Todos> {
+    let items = (1...count).map { Todos.Item(id: $0, title: "Todo number \($0): buy milk and bread") }
+    return Store(reducer: Todos(), state: Todos.State(items: items, nextId: count + 1))
+}
+
+func storeBenchmarks() {
+    let micro = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2)
+    )
+    let throughput = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        maxDuration: .seconds(3),
+        maxIterations: 200
+    )
+
+    Benchmark("Store counter action: reduce, diff, encode patch", configuration: micro) { benchmark in
+        var store = Store(reducer: Counter())
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let change = try! store.send(.increment).change!
+            buffer.removeAll(keepingCapacity: true)
+            change.patch.serialize(into: &buffer)
+            blackHole(buffer)
+        }
+    }
+
+    for count in [10, 1_000, 100_000] {
+        Benchmark("Store todos one-item change, \(count) items", configuration: throughput) { benchmark in
+            var store = todosStore(count: count)
+            let id = count / 2 + 1
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                let change = try! store.send(.toggle(id: id)).change!
+                blackHole(change.patch.serialized())
+            }
+        }
+        Benchmark("Store todos encode whole state, \(count) items", configuration: throughput) { benchmark in
+            let store = todosStore(count: count)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try! store.stateJSON().serialized())
+            }
+        }
     }
 }
