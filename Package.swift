@@ -131,7 +131,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LockstepServerTests",
-            dependencies: ["LockstepServer", "LockstepClient", "LockstepApps"],
+            dependencies: [
+                "LockstepServer", "LockstepClient", "LockstepApps",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

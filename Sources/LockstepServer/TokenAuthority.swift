@@ -38,12 +38,20 @@ public struct TokenAuthority: Sendable {
 
     /// A token for `room` (a name or `*`) and `role`, valid for `lifetime` from now.
     public func issue(room: String, role: AccessRole, lifetime: Duration) async throws(AccessError) -> String {
-        let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
-        let claims = TokenClaims(
-            room: room, role: role.rawValue, exp: ExpirationClaim(value: Date(timeIntervalSinceNow: seconds))
-        )
+        guard room == "*" || RoomName(room) != nil else {
+            throw .malformedToken("the room must be 1 to 128 characters of [A-Za-z0-9._-], or *")
+        }
+        return try await sign(room: room, role: role.rawValue, lifetime: lifetime)
+    }
+
+    /// Signs whatever claims it is given, valid or not, so tests can make the tokens a server must refuse.
+    func sign(room: String?, role: String?, lifetime: Duration?) async throws(AccessError) -> String {
+        let exp = lifetime.map { lifetime in
+            let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
+            return ExpirationClaim(value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + seconds).rounded(.down)))
+        }
         do {
-            return try await keys.sign(claims)
+            return try await keys.sign(TokenClaims(room: room, role: role, exp: exp))
         } catch {
             throw .signingFailed("\(error)")
         }
