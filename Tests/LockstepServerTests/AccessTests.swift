@@ -136,7 +136,7 @@ import Testing
             #expect(granted.status == 200)
             #expect(granted.json?["state"] == ["count": 1])
             #expect(try HTTPGet(port: port, path: "/healthz").status == 200)
-            #expect(try HTTPGet(port: port, path: "/metrics").text.contains("lockstep_errors_total"))
+            #expect(try HTTPGet(port: port, path: "/metrics").text.contains("lockstep_connections"))
         }
     }
 
