@@ -37,6 +37,14 @@ public struct ServerConfiguration: Sendable {
     /// Shortest time between two presence messages of a room, per 100 peers in it: joins and
     /// leaves in between are merged into one message listing the room as it is then.
     public var presenceInterval = Duration.milliseconds(50)
+    /// Verifies access tokens; nil lets every client read and write every room (fine on loopback only).
+    public var tokens: TokenAuthority?
+    /// Open WebSocket connections from one peer address; further handshakes from it are refused.
+    /// Loopback counts like any address, so a load test on one machine needs this above its client count.
+    public var maxConnectionsPerAddress = 1_000
+    /// Time a new TCP connection has to send its whole HTTP request (a handshake, or a GET) before
+    /// it is closed, so half-sent requests cannot hold sockets; whole seconds, at least 1.
+    public var handshakeTimeout = Duration.seconds(10)
 
     public init(app: App) {
         self.app = app

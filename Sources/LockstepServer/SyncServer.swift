@@ -43,6 +43,7 @@ public actor SyncServer {
         transportConfiguration.host = configuration.host
         transportConfiguration.port = configuration.port
         transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
+        transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
         self.configuration = configuration
         self.logger = logger
         self.metrics = ServerMetrics()
@@ -80,6 +81,7 @@ public actor SyncServer {
             connection.close(code: 1008, reason: "no such endpoint")
             return
         }
+        guard let grant = admit(connection, to: roomName.value) else { return }
         guard let room = room(named: roomName.value) else {
             connection.close(code: 1011, reason: "the room cannot be loaded")
             return
@@ -88,7 +90,7 @@ public actor SyncServer {
         let client = "c\(clientCount)"
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
         let session = Session(
-            connection: connection, client: client, name: name, room: room, canWrite: true,
+            connection: connection, client: client, name: name, room: room, canWrite: grant.role == .write,
             rateLimit: configuration.rateLimit, queueLimit: configuration.queueLimitBytes
         )
         connection.context = session
@@ -357,6 +359,7 @@ public actor SyncServer {
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
         default:
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
+            if let refusal = refusal(for: request, room: name.value) { return refusal }
             guard let room = rooms[name.value] ?? storedRoom(named: name.value) else {
                 return HTTPResponse(status: 404, text: "no room named \(name.value)\n")
             }

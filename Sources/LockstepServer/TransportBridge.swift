@@ -3,10 +3,13 @@ import Synchronization
 
 /// Forwards the transport's callbacks, which arrive on the loop thread, into the ``SyncServer`` actor.
 ///
-/// The actor's executor is that same loop, so `assumeIsolated` holds and no hop is needed.
+/// The actor's executor is that same loop, so `assumeIsolated` holds and no hop is needed. The bridge
+/// also keeps the per-address connection count, since it sees every open and close, sessions or not.
 final class TransportBridge: WebSocketServerDelegate, Sendable {
     /// Set once the actor exists; the transport may call in before that, and is refused until then.
     private let server = Mutex<SyncServer?>(nil)
+    /// Touched only on the loop thread; the Mutex is what makes the bridge Sendable, never contended.
+    private let perAddress = Mutex(ConnectionsPerAddress())
 
     func attach(_ server: SyncServer) {
         self.server.withLock { $0 = server }
@@ -15,11 +18,15 @@ final class TransportBridge: WebSocketServerDelegate, Sendable {
     private var current: SyncServer? { server.withLock { $0 } }
 
     func shouldAccept(_ request: UpgradeRequest) -> Bool {
+        guard let server = current else { return false }
+        let limit = server.configuration.maxConnectionsPerAddress
+        guard perAddress.withLock({ $0.allows(request.peerAddress, limit: limit) }) else { return false }
         let request = OnLoop(request)
-        return current?.assumeIsolated { $0.accepts(request.value) } ?? false
+        return server.assumeIsolated { $0.accepts(request.value) }
     }
 
     func connectionDidOpen(_ connection: WebSocketConnection) {
+        perAddress.withLock { $0.opened(connection.peerAddress) }
         let connection = OnLoop(connection)
         current?.assumeIsolated { $0.open(connection.value) }
     }
@@ -35,6 +42,7 @@ final class TransportBridge: WebSocketServerDelegate, Sendable {
     }
 
     func connectionDidClose(_ connection: WebSocketConnection) {
+        perAddress.withLock { $0.closed(connection.peerAddress) }
         let connection = OnLoop(connection)
         current?.assumeIsolated { $0.close(connection.value) }
     }

@@ -25,11 +25,15 @@ public final class WebSocketServer: @unchecked Sendable {
         public var coalesceBytes: Int
         /// Whether libwebsockets logs warnings too (errors are always logged).
         public var logWarnings: Bool
+        /// Seconds a new connection has to send its whole request (WebSocket handshake or HTTP) before lws
+        /// closes it; bounds slowloris clients. lws's `timeout_secs` and `timeout_secs_ah_idle`.
+        public var handshakeTimeoutSeconds: Int
 
         /// Builds a configuration; the defaults suit a local development server.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxMessageBytes: Int = 1 << 20,
-            receiveBufferBytes: Int = 4096, coalesceBytes: Int = 256 * 1024, logWarnings: Bool = false
+            receiveBufferBytes: Int = 4096, coalesceBytes: Int = 256 * 1024, logWarnings: Bool = false,
+            handshakeTimeoutSeconds: Int = 10
         ) {
             self.host = host
             self.port = port
@@ -37,6 +41,7 @@ public final class WebSocketServer: @unchecked Sendable {
             self.receiveBufferBytes = receiveBufferBytes
             self.coalesceBytes = coalesceBytes
             self.logWarnings = logWarnings
+            self.handshakeTimeoutSeconds = handshakeTimeoutSeconds
         }
     }
 
@@ -90,6 +95,10 @@ public final class WebSocketServer: @unchecked Sendable {
         info.options = CLibWebSockets_server_options(configuration.host.contains(":") ? 0 : 1)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.pt_serv_buf_size = 32 * 1024
+        // Both bound the header phase: the first from accept, the second while a header table is held.
+        let handshakeTimeout = UInt32(clamping: max(1, configuration.handshakeTimeoutSeconds))
+        info.timeout_secs = handshakeTimeout
+        info.timeout_secs_ah_idle = handshakeTimeout
         // Not one byte of any extension (permessage-deflate would break pre-framed RAW writes).
         info.extensions = nil
 

@@ -3,6 +3,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+// Once a dependency imports this shim module too, `timespec` and `timeval` members resolve through it.
+#if canImport(SwiftOverlayShims)
+import SwiftOverlayShims
+#endif
 
 /// The one monotonic clock `lockstep load` uses, so a send time written into an action id by one thread can be
 /// subtracted from a receipt time read on any other thread of the same process.

@@ -55,6 +55,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Versions of each room's log kept behind its latest snapshot (resume and history across restarts).")
     var keepHistory = 10_000
 
+    @Option(help: "Open WebSocket connections from one IP address (loopback included); further handshakes are refused.")
+    var maxConnectionsPerIp = 1_000
+
+    @Option(help: "Time a new connection has to send its whole handshake or HTTP request (whole seconds: 10s, 1m).")
+    var handshakeTimeout = Duration.seconds(10)
+
+    @OptionGroup var auth: AuthOptions
+
+    @Flag(help: "Allow a non-loopback --host without an auth secret: anyone who reaches it reads and writes every room.")
+    var insecure = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -74,6 +85,14 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--\(name) must be positive")
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard maxConnectionsPerIp > 0 else { throw ValidationError("--max-connections-per-ip must be positive") }
+        guard handshakeTimeout >= .seconds(1) else { throw ValidationError("--handshake-timeout must be at least 1s") }
+        if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
+            throw ValidationError(
+                "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
+                    + "room. Give --auth-secret-file PATH (or --auth-secret SECRET), or pass --insecure to accept that."
+            )
+        }
     }
 
     func run() async throws {
@@ -92,6 +111,10 @@ struct Serve: AsyncParsableCommand {
         configuration.dataDirectory = memory ? nil : data
         configuration.sync = sync
         configuration.keepHistory = keepHistory
+
+        configuration.maxConnectionsPerAddress = maxConnectionsPerIp
+        configuration.handshakeTimeout = handshakeTimeout
+        configuration.tokens = try await auth.authority()
 
         let server = try SyncServer(configuration: configuration, logger: logger)
         // Unbuffered, so scripts reading the port see it at once.

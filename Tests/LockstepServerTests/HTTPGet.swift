@@ -1,5 +1,7 @@
 import Glibc
 import LockstepJSON
+// Once a dependency imports this shim module too, `timeval` members resolve through it.
+import SwiftOverlayShims
 
 /// One plain HTTP/1.1 GET over a raw socket: what curl would see.
 struct HTTPGet {

@@ -1,0 +1,4 @@
+public import ArgumentParser
+public import LockstepServer
+
+extension AccessRole: ExpressibleByArgument {}

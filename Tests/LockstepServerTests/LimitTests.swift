@@ -1,0 +1,90 @@
+import Dispatch
+import Glibc
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import Testing
+
+/// Connection caps and the handshake timeout.
+@Suite(.timeLimit(.minutes(1))) struct LimitTests {
+    @Test func connectionsPerAddressAreCapped() async throws {
+        try await withServer(configure: { $0.maxConnectionsPerAddress = 3 }) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<3 { clients.append(try await TestClient.connect(server, using: sharedTransport)) }
+            await #expect(throws: (any Error).self) { try await TestClient.connect(server, using: sharedTransport) }
+            var raw = try RawWebSocket(port: server.port, path: "/rooms/test")
+            #expect(try raw.status() == 503)
+            raw.close()
+            // HTTP is not counted.
+            #expect(try HTTPGet(port: server.port, path: "/healthz").status == 200)
+            // A slot frees once a connection closes.
+            clients.removeFirst().close()
+            let deadline = ContinuousClock.now + .seconds(5)
+            var reopened: TestClient?
+            while reopened == nil, ContinuousClock.now < deadline {
+                reopened = try? await TestClient.connect(server, using: sharedTransport)
+                if reopened == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(reopened != nil)
+            reopened?.send(.action(id: "a", action: ["type": "increment"]))
+            #expect(try await reopened?.next { $0.isAck } == .ack(id: "a", version: 1))
+        }
+    }
+
+    @Test func aHalfSentRequestIsClosedAfterTheHandshakeTimeout() async throws {
+        try await withServer(configure: { $0.handshakeTimeout = .seconds(1) }) { server in
+            let honest = try await TestClient.connect(server, using: sharedTransport)
+            let port = server.port
+            // Half a request, then silence; and a request trickled one byte at a time, never finished.
+            let (silent, trickled) = await (
+                onThread { try? Slowloris.secondsUntilClosed(port: port, interval: nil) },
+                onThread { try? Slowloris.secondsUntilClosed(port: port, interval: .milliseconds(100)) }
+            )
+            // lws checks timeouts once a second: 1 s timeout, up to 1 s of tick, plus margin.
+            #expect(silent.map { $0 < 4 } == true, "closed after \(silent.map { "\($0)" } ?? "never") s")
+            #expect(trickled.map { $0 < 4 } == true, "closed after \(trickled.map { "\($0)" } ?? "never") s")
+            // A connection past its handshake is not subject to the timeout.
+            honest.send(.action(id: "late", action: ["type": "increment"]))
+            #expect(try await honest.next { $0.isAck } == .ack(id: "late", version: 1))
+        }
+    }
+}
+
+/// Clients that hold a socket by never finishing their request.
+enum Slowloris {
+    /// Seconds from connecting until the server closes the socket (nil: still open after 10 s).
+    /// With `interval`, one more byte of an endless header is sent every `interval`.
+    static func secondsUntilClosed(port: Int, interval: Duration?) throws -> Double? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        try RawSocket.connect(fd, port: port)
+        let started = ContinuousClock.now
+        try RawSocket.write(fd, Array("GET /rooms/test HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
+        while started.duration(to: .now) < .seconds(10) {
+            if let interval {
+                usleep(UInt32(interval / .microseconds(1)))
+                let sent = [UInt8(ascii: "a")].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
+                if sent <= 0 { return seconds(since: started) }
+            } else {
+                usleep(50_000)
+            }
+            var byte: UInt8 = 0
+            let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return seconds(since: started) }
+        }
+        return nil
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: .now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+    }
+}
+
+/// Runs blocking socket code on a queue of its own (its own thread), never on a cooperative thread.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue(label: "lockstep.tests.blocking").async { continuation.resume(returning: body()) }
+    }
+}

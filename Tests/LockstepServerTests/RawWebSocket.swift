@@ -1,0 +1,86 @@
+import Glibc
+import LockstepJSON
+
+/// A WebSocket client written by hand over a POSIX socket, for handshakes the test client cannot
+/// make (extra headers) and for reading exactly what the server sends first.
+struct RawWebSocket {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects and sends the upgrade request; `status` is the HTTP status the server answered with.
+    init(port: Int, path: String, headers: [String] = [], timeoutSeconds: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawSocketError.failed("socket") }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        try RawSocket.connect(fd, port: port)
+        let request = [
+            "GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+        ] + headers
+        try RawSocket.write(fd, Array((request.joined(separator: "\r\n") + "\r\n\r\n").utf8))
+    }
+
+    /// The status line's code, once the response head has arrived.
+    mutating func status() throws -> Int {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        while true {
+            if let end = buffer.indices.first(where: { buffer[$0...].starts(with: separator) }) {
+                let head = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeFirst(end + 4)
+                let parts = head.split(separator: " ")
+                guard parts.count >= 2, let code = Int(parts[1]) else { throw RawSocketError.failed("bad status") }
+                return code
+            }
+            try fill()
+        }
+    }
+
+    /// The next frame: its opcode and payload.
+    mutating func frame() throws -> (opcode: UInt8, payload: [UInt8]) {
+        while true {
+            if buffer.count >= 2 {
+                var length = Int(buffer[1] & 0x7F)
+                var offset = 2
+                if length == 126, buffer.count >= 4 {
+                    length = Int(buffer[2]) << 8 | Int(buffer[3])
+                    offset = 4
+                } else if length == 127, buffer.count >= 10 {
+                    length = buffer[2..<10].reduce(0) { $0 << 8 | Int($1) }
+                    offset = 10
+                }
+                if length < 126 || offset > 2, buffer.count >= offset + length {
+                    let frame = (buffer[0] & 0x0F, Array(buffer[offset..<(offset + length)]))
+                    buffer.removeFirst(offset + length)
+                    return frame
+                }
+            }
+            try fill()
+        }
+    }
+
+    /// The next text frame as JSON.
+    mutating func json() throws -> JSON {
+        let frame = try frame()
+        guard frame.opcode == 1 else { throw RawSocketError.failed("opcode \(frame.opcode), not text") }
+        return try JSON(parsing: frame.payload)
+    }
+
+    /// The close code of the next frame, which must be a close frame.
+    mutating func closeCode() throws -> UInt16? {
+        let frame = try frame()
+        guard frame.opcode == 8, frame.payload.count >= 2 else { return nil }
+        return UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1])
+    }
+
+    private mutating func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = read(fd, &chunk, chunk.count)
+        guard count > 0 else { throw RawSocketError.failed("closed") }
+        buffer += chunk[0..<count]
+    }
+
+    func close() {
+        Glibc.close(fd)
+    }
+}
