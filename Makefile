@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config tmux
 ARGS ?=
 
-.PHONY: run test deps build release bench clean
+.PHONY: run test deps build release bench fuzz fuzz-smoke clean
 
 run: deps
 	$(SWIFT) build -c release --product lockstep
@@ -16,6 +16,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	bash Tests/smoke/websocat.sh
 	bash Tests/smoke/tmux.sh
+	$(MAKE) fuzz-smoke
 	$(SWIFT) test --skip-build
 
 build: deps
@@ -39,5 +40,19 @@ bench: deps
 	@command -v jq >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y jq; }
 	bash Benchmarks/run-load-matrix.sh docs/performance-load.md
 
+FUZZ_BUILD = $(SWIFT) build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
+FUZZ_FLAGS = -max_len=4096 -timeout=5 -rss_limit_mb=2048 -artifact_prefix=Fuzz/
+
+# Ten minutes of fuzzing; new inputs go to Fuzz/findings/corpus, a broken invariant to Fuzz/crash-*.
+fuzz: deps
+	$(FUZZ_BUILD)
+	mkdir -p Fuzz/findings/corpus
+	Fuzz/.build/release/LockstepFuzz Fuzz/findings/corpus Fuzz/corpus $(FUZZ_FLAGS) -max_total_time=600
+
+# Twenty seconds over the seed corpus (part of make test).
+fuzz-smoke:
+	$(FUZZ_BUILD)
+	d=$$(mktemp -d); Fuzz/.build/release/LockstepFuzz $$d Fuzz/corpus $(FUZZ_FLAGS) -max_total_time=20; s=$$?; rm -rf $$d; exit $$s
+
 clean:
-	rm -rf .build
+	rm -rf .build Fuzz/.build
