@@ -32,7 +32,7 @@ baseline=Benchmarks/baseline/baseline
 
 declare -A server_cmd=(
     [baseline]="$baseline --port 0"
-    [lockstep]="$lockstep serve --port 0 --app counter --rate-limit 0 --max-connections 20000 --log-level warning"
+    [lockstep]="$lockstep serve --port 0 --app counter --memory --rate-limit 0 --max-connections 20000 --max-connections-per-ip 20000 --log-level warning"
 )
 commands=()
 
