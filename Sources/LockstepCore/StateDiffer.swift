@@ -20,9 +20,14 @@ struct StateDiffer {
     /// Diffs `old` and `new`, adding the operations at `path`.
     mutating func diff<Value: Encodable>(_ old: Value, _ new: Value, at path: JSONPointer) throws {
         if let equatable = new as? any Equatable, equatable.isEqual(toValue: old) { return }
+        try diffChanged(old, new, at: path)
+    }
+
+    /// Diffs two values already known to differ (the store compares states before it diffs them).
+    mutating func diffChanged<Value: Encodable>(_ old: Value, _ new: Value, at path: JSONPointer) throws {
         if let leaf = LeafValue(new) {
-            if let oldLeaf = LeafValue(old), oldLeaf.json == leaf.json { return }
-            try replace(at: path, old: JSON(encoding: old), new: leaf.json)
+            let oldJSON = try LeafValue(old)?.json ?? JSON(encoding: old)
+            if oldJSON != leaf.json { replace(at: path, old: oldJSON, new: leaf.json) }
             return
         }
         if let newJSON = new as? JSON, let oldJSON = old as? JSON {

@@ -39,7 +39,7 @@ public struct Store<R: Reducer>: Sendable {
 
         var differ = StateDiffer()
         do {
-            try differ.diff(state, next, at: .root)
+            try differ.diffChanged(state, next, at: .root)
         } catch {
             throw .brokenState("\(error)")
         }

@@ -1,7 +1,7 @@
 import CoreMetrics
 import Dispatch
 public import LockstepCore
-import LockstepStorage
+public import LockstepStorage
 import LockstepJSON
 public import LockstepTransport
 public import Logging
@@ -22,7 +22,7 @@ public actor SyncServer {
     nonisolated let transport: WebSocketServer
     nonisolated let metrics: ServerMetrics
     /// The durable log; nil with `--memory`.
-    nonisolated let log: RoomLog?
+    nonisolated let log: (any RoomStorage)?
     /// Runs log writes off the loop thread, one at a time, in order.
     nonisolated let writer = DispatchQueue(label: "lockstep.storage")
     var durability = DurabilityQueue()
@@ -36,8 +36,13 @@ public actor SyncServer {
         transport.loop.asUnownedSerialExecutor()
     }
 
-    /// Starts listening at once; throws if the address cannot be bound.
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "lockstep")) throws {
+    /// Starts listening at once; throws if the address cannot be bound or the data directory used.
+    ///
+    /// Rooms go to `storage` when given, else to a ``RoomLog`` in `configuration.dataDirectory`,
+    /// else nowhere (memory only).
+    public init(
+        configuration: ServerConfiguration, storage: (any RoomStorage)? = nil, logger: Logger = Logger(label: "lockstep")
+    ) throws {
         let bridge = TransportBridge()
         var transportConfiguration = WebSocketServer.Configuration()
         transportConfiguration.host = configuration.host
@@ -47,7 +52,7 @@ public actor SyncServer {
         self.configuration = configuration
         self.logger = logger
         self.metrics = ServerMetrics()
-        self.log = try configuration.dataDirectory.map { directory throws(StorageError) in
+        self.log = try storage ?? configuration.dataDirectory.map { directory throws(StorageError) in
             try RoomLog(directory: directory, sync: configuration.sync)
         }
         self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)

@@ -6,7 +6,7 @@ import GRDB
 /// A change is written (and, with `--sync full`, flushed to disk) before its patch or ack leaves
 /// the server; snapshots bound how much of the log a restart replays, and compaction bounds the
 /// log itself. One server at a time may use a data directory: a lock file enforces it.
-public final class RoomLog: Sendable {
+public final class RoomLog: RoomStorage {
     /// How far a commit goes before it counts as written.
     public enum Sync: String, Sendable, CaseIterable {
         /// Survives a killed server process (SQLite `synchronous=NORMAL` in WAL mode).

@@ -1,0 +1,18 @@
+/// Where a server keeps its rooms: an append-only log of changes plus snapshots.
+///
+/// ``RoomLog`` (SQLite) is the embedded default; another store (a replicated database, a test
+/// double of your own) plugs in through ``SyncServer``'s `storage` parameter. Calls come from one
+/// writer at a time, off the server's loop thread, except `load`, `changes` and `truncate`,
+/// which the loop makes when a room is first used.
+public protocol RoomStorage: Sendable {
+    /// Makes `changes` and `snapshots` durable together, then drops what `keepHistory` no longer needs.
+    func append(changes: [StoredChange], snapshots: [StoredSnapshot], keepHistory: Int) throws(StorageError)
+    /// The latest snapshot of `room` and every change after it; nil for a room never stored.
+    func load(room: String) throws(StorageError) -> StoredRoom?
+    /// The stored changes of `room` after `version`, oldest first.
+    func changes(room: String, after version: Int) throws(StorageError) -> [StoredChange]
+    /// Forgets `room`'s changes from `version` on.
+    func truncate(room: String, from version: Int) throws(StorageError)
+    /// Releases the storage; the server calls it once, when it shuts down.
+    func close()
+}
