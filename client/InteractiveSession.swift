@@ -73,7 +73,9 @@ final class InteractiveSession {
             if hadSnapshot {
                 note("snapshot at v\(update.version) (resynchronised)", .notice)
             } else {
-                note("joined room \(update.room) at v\(update.version) as \(name.map { "\($0) " } ?? "")(\(update.you ?? "?"), app: \(app.rawValue))", .plain)
+                note(
+                    "joined room \(update.room) at v\(update.version) as \(name.map { "\($0) " } ?? "")(\(update.you ?? "?"), app: \(app.rawValue))",
+                    .plain)
             }
             hadSnapshot = true
         case .resumed:
@@ -115,10 +117,17 @@ final class InteractiveSession {
         case .history(let limit):
             request(line) { room in
                 let entries = try await room.history(limit: limit)
-                return entries.isEmpty ? ["history is empty"] : entries.map { self.narration.describe($0.cause, version: $0.version) }
+                return entries.isEmpty
+                    ? ["history is empty"] : entries.map { self.narration.describe($0.cause, version: $0.version) }
             }
-        case .undo: request(line) { room in _ = try await room.undo(); return [] }
-        case .redo: request(line) { room in _ = try await room.redo(); return [] }
+        case .undo:
+            request(line) { room in
+                _ = try await room.undo(); return []
+            }
+        case .redo:
+            request(line) { room in
+                _ = try await room.redo(); return []
+            }
         case .action(let action):
             request(line) { room in
                 let before = await room.version

@@ -2,7 +2,8 @@ public import LockstepCore
 
 extension App {
     /// Any JSON document, changed by JSON Patch actions (the default).
-    public static let json = App("json", summary: "any JSON document, changed by RFC 6902 patches", reducer: JSONDocument())
+    public static let json = App(
+        "json", summary: "any JSON document, changed by RFC 6902 patches", reducer: JSONDocument())
     /// One shared number.
     public static let counter = App("counter", summary: "a shared number", reducer: Counter())
     /// A shared to-do list.

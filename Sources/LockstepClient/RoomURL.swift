@@ -45,7 +45,10 @@ struct RoomURL: Sendable {
         var out = ""
         for byte in text.utf8 {
             let scalar = Unicode.Scalar(byte)
-            if byte < 0x80, scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) || "-._~".unicodeScalars.contains(scalar) {
+            if byte < 0x80,
+                scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar))
+                    || "-._~".unicodeScalars.contains(scalar)
+            {
                 out.unicodeScalars.append(scalar)
             } else {
                 let hex = String(byte, radix: 16, uppercase: true)

@@ -14,7 +14,8 @@ public struct App: Sendable {
         make = { (state, version, history) throws(StoreError) in
             guard let state else { return Store(reducer: reducer, version: version, history: history) }
             do {
-                return Store(reducer: reducer, state: try state.decode(R.State.self), version: version, history: history)
+                return Store(
+                    reducer: reducer, state: try state.decode(R.State.self), version: version, history: history)
             } catch {
                 throw .brokenState("a stored state does not decode: \(DecodingErrorDescription(error).text)")
             }

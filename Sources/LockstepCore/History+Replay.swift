@@ -5,7 +5,9 @@ extension History {
     /// and redo exactly what it could before.
     ///
     /// `patch` is what the change applied; `inverse` reverts it (only actions' are kept).
-    public mutating func replay(_ kind: Change.Kind, version: Int, patch: JSONPatch, inverse: JSONPatch) throws(StoreError) {
+    public mutating func replay(
+        _ kind: Change.Kind, version: Int, patch: JSONPatch, inverse: JSONPatch
+    ) throws(StoreError) {
         switch kind {
         case .action:
             record(HistoryEntry(version: version, forward: patch, inverse: inverse))

@@ -97,12 +97,15 @@ public enum ServerMessage: Sendable, Equatable {
             self = .error(id: id, code: try string("code"), message: try string("message"))
         case "presence":
             guard case .array(let list)? = object["peers"] else { throw .badMessage("missing array \"peers\"") }
-            self = .presence(list.map { Peer(client: $0["client"]?.stringValue ?? "", name: $0["name"]?.stringValue ?? "") })
+            self = .presence(
+                list.map { Peer(client: $0["client"]?.stringValue ?? "", name: $0["name"]?.stringValue ?? "") })
         case "history":
             guard case .array(let list)? = object["entries"] else { throw .badMessage("missing array \"entries\"") }
             var entries: [HistoryRecord] = []
             for entry in list {
-                guard let version = entry["version"]?.intValue else { throw .badMessage("a history entry has no version") }
+                guard let version = entry["version"]?.intValue else {
+                    throw .badMessage("a history entry has no version")
+                }
                 entries.append(HistoryRecord(version: version, cause: try Cause(json: entry["cause"] ?? .null)))
             }
             self = .history(id: id, entries: entries)

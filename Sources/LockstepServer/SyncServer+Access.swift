@@ -13,9 +13,11 @@ extension SyncServer {
             return try tokens.authorize(token, room: room)
         } catch {
             metrics.error(error.code)
-            logger.info("refused a connection", metadata: [
-                "room": "\(room)", "peer": "\(connection.peerAddress)", "reason": "\(error.message)",
-            ])
+            logger.info(
+                "refused a connection",
+                metadata: [
+                    "room": "\(room)", "peer": "\(connection.peerAddress)", "reason": "\(error.message)",
+                ])
             let refusal = ServerMessage.error(id: nil, code: error.code, message: error.message)
             connection.send(OutboundFrame(text: refusal.serialized()))
             connection.close(code: 1008, reason: "unauthorized")
@@ -31,7 +33,8 @@ extension SyncServer {
             _ = try tokens.authorize(TokenAuthority.bearerToken(in: request.header("authorization")), room: room)
             return nil
         } catch .otherRoom(let granted, let requested) {
-            return HTTPResponse(status: 403, text: "forbidden: the token is for room '\(granted)', not '\(requested)'\n")
+            return HTTPResponse(
+                status: 403, text: "forbidden: the token is for room '\(granted)', not '\(requested)'\n")
         } catch {
             var response = HTTPResponse(status: 401, text: "unauthorized: \(error.message)\n")
             response.headers["WWW-Authenticate"] = "Bearer"

@@ -110,10 +110,11 @@ extension SyncServer {
         logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.keys.sorted())"])
 
         let untouched = { (room: Room) in affected[room.name] == nil }
-        release(items.filter { item in
-            if case .reply(let session, _) = item { return untouched(session.room) }
-            return false
-        })
+        release(
+            items.filter { item in
+                if case .reply(let session, _) = item { return untouched(session.room) }
+                return false
+            })
         durability.pending.removeAll { item in
             switch item {
             case .patch(let room, _): !untouched(room)
@@ -124,7 +125,8 @@ extension SyncServer {
         durability.snapshots.removeAll { affected[$0.room] != nil }
 
         let notice = ServerMessage.error(
-            id: nil, code: "rejected", message: "changes could not be stored (\(error)); reconnect to get the stored state"
+            id: nil, code: "rejected",
+            message: "changes could not be stored (\(error)); reconnect to get the stored state"
         )
         for room in affected.values {
             rooms[room.name] = nil

@@ -29,9 +29,11 @@ extension SyncServer {
             guard let stored = try log.load(room: name) else { return .absent }
             let replay = try RoomReplay(stored, app: configuration.app, undoDepth: configuration.undoDepth)
             if let damaged = replay.damagedFrom {
-                logger.warning("the log of a room is damaged; it opens at the last good version", metadata: [
-                    "room": "\(name)", "damagedFrom": "\(damaged)", "version": "\(replay.store.version)",
-                ])
+                logger.warning(
+                    "the log of a room is damaged; it opens at the last good version",
+                    metadata: [
+                        "room": "\(name)", "damagedFrom": "\(damaged)", "version": "\(replay.store.version)",
+                    ])
                 try log.truncate(room: name, from: damaged)
             }
             let version = replay.store.version
@@ -51,7 +53,9 @@ extension SyncServer {
     }
 
     private static func loggedPatch(_ change: StoredChange) -> Room.LoggedPatch? {
-        guard let json = try? JSON(parsing: change.message), case .patch(let version, _, let cause, _, _)? = try? ServerMessage(json: json) else {
+        guard let json = try? JSON(parsing: change.message),
+            case .patch(let version, _, let cause, _, _)? = try? ServerMessage(json: json)
+        else {
             return nil
         }
         return Room.LoggedPatch(version: version, cause: cause, frame: OutboundFrame(text: change.message))

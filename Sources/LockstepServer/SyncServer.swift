@@ -41,7 +41,8 @@ public actor SyncServer {
     /// Rooms go to `storage` when given, else to a ``RoomLog`` in `configuration.dataDirectory`,
     /// else nowhere (memory only).
     public init(
-        configuration: ServerConfiguration, storage: (any RoomStorage)? = nil, logger: Logger = Logger(label: "lockstep")
+        configuration: ServerConfiguration, storage: (any RoomStorage)? = nil,
+        logger: Logger = Logger(label: "lockstep")
     ) throws {
         let bridge = TransportBridge()
         var transportConfiguration = WebSocketServer.Configuration()
@@ -52,15 +53,19 @@ public actor SyncServer {
         self.configuration = configuration
         self.logger = logger
         self.metrics = ServerMetrics()
-        self.log = try storage ?? configuration.dataDirectory.map { directory throws(StorageError) in
-            try RoomLog(directory: directory, sync: configuration.sync)
-        }
+        self.log =
+            try storage
+            ?? configuration.dataDirectory.map { directory throws(StorageError) in
+                try RoomLog(directory: directory, sync: configuration.sync)
+            }
         self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
         bridge.attach(self)
-        logger.info("listening", metadata: [
-            "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
-            "data": "\(configuration.dataDirectory ?? "memory")",
-        ])
+        logger.info(
+            "listening",
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
+                "data": "\(configuration.dataDirectory ?? "memory")",
+            ])
     }
 
     /// The port the server listens on (useful with port 0).
@@ -131,7 +136,8 @@ public actor SyncServer {
         do {
             let room = session.room
             let presence = room.presenceFrame(limit: configuration.presenceLimit)
-            session.resynchronise(with: try room.snapshot(for: session.client), at: room.store.version, presence: presence)
+            session.resynchronise(
+                with: try room.snapshot(for: session.client), at: room.store.version, presence: presence)
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
         }
@@ -145,13 +151,16 @@ public actor SyncServer {
         }
         switch message {
         case .tooLarge(let size):
-            send(.error(
-                id: nil, code: "too_large",
-                message: "a message of \(size) bytes or more is over the \(configuration.maxFrameBytes)-byte limit"
-            ), to: session)
+            send(
+                .error(
+                    id: nil, code: "too_large",
+                    message: "a message of \(size) bytes or more is over the \(configuration.maxFrameBytes)-byte limit"
+                ), to: session)
             connection.close(code: 1009, reason: "message too large")
         case .binary:
-            send(.error(id: nil, code: "bad_json", message: "binary frames are not accepted; send JSON text"), to: session)
+            send(
+                .error(id: nil, code: "bad_json", message: "binary frames are not accepted; send JSON text"),
+                to: session)
         case .text(let bytes):
             handle(bytes, from: session)
         }
@@ -252,7 +261,9 @@ public actor SyncServer {
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
         let count = min(limit ?? configuration.historyLimit.default, configuration.historyLimit.max)
-        let entries = session.room.log.suffix(count).map { ServerMessage.HistoryRecord(version: $0.version, cause: $0.cause) }
+        let entries = session.room.log.suffix(count).map {
+            ServerMessage.HistoryRecord(version: $0.version, cause: $0.cause)
+        }
         send(.history(id: id, entries: entries), to: session)
     }
 
@@ -328,9 +339,10 @@ public actor SyncServer {
                 apply(action, in: room)
             case .run(let body):
                 let name = room.name
-                effectTasks.append(Task {
-                    await body { action in await self.receiveEffect(action, inRoom: name) }
-                })
+                effectTasks.append(
+                    Task {
+                        await body { action in await self.receiveEffect(action, inRoom: name) }
+                    })
             }
         }
         effectTasks.removeAll { $0.isCancelled }
@@ -369,7 +381,10 @@ public actor SyncServer {
                 return HTTPResponse(status: 404, text: "no room named \(name.value)\n")
             }
             do {
-                let body: JSON = ["room": .string(room.name), "version": .int(room.store.version), "state": try room.store.stateJSON()]
+                let body: JSON = [
+                    "room": .string(room.name), "version": .int(room.store.version),
+                    "state": try room.store.stateJSON(),
+                ]
                 return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
             } catch {
                 return HTTPResponse(status: 500, text: "\(error)\n")

@@ -48,7 +48,8 @@ public struct TokenAuthority: Sendable {
     func sign(room: String?, role: String?, lifetime: Duration?) async throws(AccessError) -> String {
         let exp = lifetime.map { lifetime in
             let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
-            return ExpirationClaim(value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + seconds).rounded(.down)))
+            return ExpirationClaim(
+                value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + seconds).rounded(.down)))
         }
         do {
             return try await keys.sign(TokenClaims(room: room, role: role, exp: exp))

@@ -49,7 +49,8 @@ final class TransportBridge: WebSocketServerDelegate, Sendable {
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
         let request = OnLoop(request)
-        return current?.assumeIsolated { $0.respond(to: request.value) } ?? HTTPResponse(status: 503, text: "starting\n")
+        return current?.assumeIsolated { $0.respond(to: request.value) }
+            ?? HTTPResponse(status: 503, text: "starting\n")
     }
 }
 

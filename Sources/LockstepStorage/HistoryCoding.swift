@@ -15,7 +15,9 @@ public enum HistoryCoding {
     public static func decode(_ bytes: [UInt8], depth: Int) throws -> History {
         let json = try JSON(parsing: bytes)
         func entries(_ key: String) throws -> [HistoryEntry] {
-            guard case .array(let list)? = json[key] else { throw StorageError.database("a snapshot has no \(key) list") }
+            guard case .array(let list)? = json[key] else {
+                throw StorageError.database("a snapshot has no \(key) list")
+            }
             return try list.map { entry in
                 guard let version = entry["version"]?.intValue else {
                     throw StorageError.database("a snapshot's history entry has no version")

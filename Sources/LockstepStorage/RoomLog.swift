@@ -37,16 +37,17 @@ public final class RoomLog: RoomStorage {
         do {
             database = try DatabaseQueue(path: directory + "/rooms.sqlite", configuration: configuration)
             try database.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS changes (
-                        room TEXT NOT NULL, version INTEGER NOT NULL, message BLOB NOT NULL,
-                        inverse BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
-                    ) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS snapshots (
-                        room TEXT NOT NULL, version INTEGER NOT NULL, state BLOB NOT NULL,
-                        history BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
-                    ) WITHOUT ROWID;
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS changes (
+                            room TEXT NOT NULL, version INTEGER NOT NULL, message BLOB NOT NULL,
+                            inverse BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
+                        ) WITHOUT ROWID;
+                        CREATE TABLE IF NOT EXISTS snapshots (
+                            room TEXT NOT NULL, version INTEGER NOT NULL, state BLOB NOT NULL,
+                            history BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
+                        ) WITHOUT ROWID;
+                        """)
             }
         } catch {
             throw .unwritableDirectory(path: directory, reason: "\(error)")
@@ -69,13 +70,15 @@ public final class RoomLog: RoomStorage {
             try database.write { db in
                 for change in changes {
                     try db.execute(
-                        sql: "INSERT OR REPLACE INTO changes (room, version, message, inverse, time) VALUES (?, ?, ?, ?, ?)",
+                        sql:
+                            "INSERT OR REPLACE INTO changes (room, version, message, inverse, time) VALUES (?, ?, ?, ?, ?)",
                         arguments: [change.room, change.version, Data(change.message), Data(change.inverse), now]
                     )
                 }
                 for snapshot in snapshots {
                     try db.execute(
-                        sql: "INSERT OR REPLACE INTO snapshots (room, version, state, history, time) VALUES (?, ?, ?, ?, ?)",
+                        sql:
+                            "INSERT OR REPLACE INTO snapshots (room, version, state, history, time) VALUES (?, ?, ?, ?, ?)",
                         arguments: [snapshot.room, snapshot.version, Data(snapshot.state), Data(snapshot.history), now]
                     )
                     try db.execute(
@@ -98,7 +101,8 @@ public final class RoomLog: RoomStorage {
         do {
             return try database.read { db in
                 let snapshotRow = try Row.fetchOne(
-                    db, sql: "SELECT version, state, history FROM snapshots WHERE room = ? ORDER BY version DESC LIMIT 1",
+                    db,
+                    sql: "SELECT version, state, history FROM snapshots WHERE room = ? ORDER BY version DESC LIMIT 1",
                     arguments: [room]
                 )
                 let snapshot = snapshotRow.map { row in

@@ -35,7 +35,8 @@ public struct RoomReplay {
         for change in stored.changes {
             do {
                 guard change.version == version + 1 else { throw StoreError.brokenState("version gap") }
-                guard case .patch(_, let ops, let cause, _, _) = try ServerMessage(json: JSON(parsing: change.message)) else {
+                guard case .patch(_, let ops, let cause, _, _) = try ServerMessage(json: JSON(parsing: change.message))
+                else {
                     throw StoreError.brokenState("not a patch")
                 }
                 let inverse = try JSONPatch(json: JSON(parsing: change.inverse))

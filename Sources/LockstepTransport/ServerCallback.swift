@@ -83,7 +83,9 @@ private func releaseExchange(_ user: UnsafeMutableRawPointer?) {
     Unmanaged<HTTPExchange>.fromOpaque(pointer).release()
 }
 
-private func handleHTTP(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?)
+private func handleHTTP(
+    _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?
+)
     -> Int32
 {
     let server = server(of: wsi)
@@ -98,7 +100,8 @@ private func handleHTTP(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, 
     var cursor: UnsafeMutablePointer<UInt8>? = start
     let end = start + headerSpace - 1
     let failed = response.contentType.withCString { contentType in
-        lws_add_http_common_headers(wsi, UInt32(response.status), contentType, UInt64(response.body.count), &cursor, end)
+        lws_add_http_common_headers(
+            wsi, UInt32(response.status), contentType, UInt64(response.body.count), &cursor, end)
     }
     if failed != 0 { return -1 }
     for (name, value) in response.headers {

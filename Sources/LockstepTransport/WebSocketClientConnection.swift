@@ -109,7 +109,8 @@ public final class WebSocketClientConnection {
             if let source = bytes.baseAddress { base.copyMemory(from: source, byteCount: bytes.count) }
         }
         let written = lws_write(
-            wsi, base.assumingMemoryBound(to: UInt8.self), next.bytes.count, next.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT
+            wsi, base.assumingMemoryBound(to: UInt8.self), next.bytes.count,
+            next.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT
         )
         if written < 0 { return -1 }
         if !outbound.isEmpty || pendingClose != nil { requestWritable() }
@@ -147,7 +148,8 @@ public final class WebSocketClientConnection {
         let delegate = self.delegate
         self.delegate = nil
         let reportedCode = peerClose?.code ?? code ?? pendingClose?.code
-        let reportedReason = peerClose?.reason ?? (reason.isEmpty ? String(decoding: pendingClose?.reason ?? [], as: UTF8.self) : reason)
+        let reportedReason =
+            peerClose?.reason ?? (reason.isEmpty ? String(decoding: pendingClose?.reason ?? [], as: UTF8.self) : reason)
         delegate?.clientDidClose(self, code: reportedCode, reason: reportedReason)
     }
 

@@ -126,7 +126,8 @@ public final class WebSocketConnection {
             queue.removeFirst()
             queuedBytes -= first.byteCount
             result = first.storage.withUnsafeBufferPointer { bytes in
-                lws_write(wsi, UnsafeMutablePointer(mutating: bytes.baseAddress! + pre), first.byteCount, LWS_WRITE_HTTP)
+                lws_write(
+                    wsi, UnsafeMutablePointer(mutating: bytes.baseAddress! + pre), first.byteCount, LWS_WRITE_HTTP)
             }
         } else {
             let base = server.writeBuffer + pre

@@ -4,16 +4,18 @@ import LockstepServer
 
 /// The shared secret, shared by `serve` and `token`: given inline or, better, in a file (not in `ps`).
 struct AuthOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "HS256 secret (at least 32 bytes): every connection then needs a token (see 'lockstep token').",
-        valueName: "secret"
-    ))
+    @Option(
+        help: ArgumentHelp(
+            "HS256 secret (at least 32 bytes): every connection then needs a token (see 'lockstep token').",
+            valueName: "secret"
+        ))
     var authSecret: String?
 
-    @Option(help: ArgumentHelp(
-        "File holding the auth secret (trailing newline ignored); keeps it out of the process list.",
-        valueName: "path"
-    ))
+    @Option(
+        help: ArgumentHelp(
+            "File holding the auth secret (trailing newline ignored); keeps it out of the process list.",
+            valueName: "path"
+        ))
     var authSecretFile: String?
 
     var isSet: Bool { authSecret != nil || authSecretFile != nil }

@@ -9,7 +9,8 @@ extension Duration: @retroactive ExpressibleByArgument {
 
     public var defaultValueDescription: String {
         let seconds = components.seconds
-        for (unit, size) in [("d", Int64(86_400)), ("h", 3_600), ("m", 60)] where seconds >= size && seconds % size == 0 {
+        for (unit, size) in [("d", Int64(86_400)), ("h", 3_600), ("m", 60)] where seconds >= size && seconds % size == 0
+        {
             return "\(seconds / size)\(unit)"
         }
         return "\(seconds)s"

@@ -63,7 +63,8 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var auth: AuthOptions
 
-    @Flag(help: "Allow a non-loopback --host without an auth secret: anyone who reaches it reads and writes every room.")
+    @Flag(
+        help: "Allow a non-loopback --host without an auth secret: anyone who reaches it reads and writes every room.")
     var insecure = false
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
@@ -71,7 +72,8 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard App.builtIn.contains(where: { $0.name == app }) else {
-            throw ValidationError("unknown app '\(app)'; choose one of: \(App.builtIn.map(\.name).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown app '\(app)'; choose one of: \(App.builtIn.map(\.name).joined(separator: ", "))")
         }
         for (name, value) in [
             ("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit),
@@ -80,7 +82,9 @@ struct Serve: AsyncParsableCommand {
         where value < 0 {
             throw ValidationError("--\(name) cannot be negative")
         }
-        for (name, value) in [("max-frame", maxFrame), ("queue-limit", queueLimit), ("max-connections", maxConnections)]
+        for (name, value) in [
+            ("max-frame", maxFrame), ("queue-limit", queueLimit), ("max-connections", maxConnections),
+        ]
         where value <= 0 {
             throw ValidationError("--\(name) must be positive")
         }
@@ -118,7 +122,8 @@ struct Serve: AsyncParsableCommand {
 
         let server = try SyncServer(configuration: configuration, logger: logger)
         // Unbuffered, so scripts reading the port see it at once.
-        FileHandle.standardOutput.write(Data("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n".utf8))
+        FileHandle.standardOutput.write(
+            Data("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n".utf8))
         let signal = await Self.waitForTermination()
         logger.info("shutting down", metadata: ["signal": "\(signal)"])
         server.shutdown()

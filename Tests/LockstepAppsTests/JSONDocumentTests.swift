@@ -18,16 +18,19 @@ import Testing
 
     @Test func aFailingOperationRejectsTheWholePatch() throws {
         let store = TestStore(JSONDocument(), state: ["n": 1])
-        store.reject(try patch([
-            ["op": "replace", "path": "/n", "value": 2],
-            ["op": "test", "path": "/n", "value": 1],
-        ]))
+        store.reject(
+            try patch([
+                ["op": "replace", "path": "/n", "value": 2],
+                ["op": "test", "path": "/n", "value": 1],
+            ]))
         #expect(store.state == ["n": 1])
     }
 
     @Test func malformedPatchesAreNotActions() throws {
         var store = Store(reducer: JSONDocument())
-        for action: JSON in [["type": "patch"], ["type": "patch", "ops": [["op": "jump", "path": "/"]]], ["type": "merge"], "patch"] {
+        for action: JSON in [
+            ["type": "patch"], ["type": "patch", "ops": [["op": "jump", "path": "/"]]], ["type": "merge"], "patch",
+        ] {
             #expect(throws: StoreError.self) { try store.send(json: action) }
             do { _ = try store.send(json: action) } catch { #expect(error.code == "invalid_action") }
         }

@@ -18,14 +18,17 @@ import Testing
     }
 
     @Test func toggleRenameAndRemoveFindItemsById() {
-        let store = TestStore(Todos(), state: Todos.State(items: [.init(id: 4, title: "a"), .init(id: 9, title: "b")], nextId: 10))
+        let store = TestStore(
+            Todos(), state: Todos.State(items: [.init(id: 4, title: "a"), .init(id: 9, title: "b")], nextId: 10))
         store.send(.toggle(id: 9)) { $0.items[1].done = true }
         store.send(.rename(id: 4, title: "A")) { $0.items[0].title = "A" }
         store.send(.remove(id: 4)) { $0.items.remove(at: 0) }
     }
 
     @Test func clearCompletedRemovesDoneItemsOnly() {
-        let items: [Todos.Item] = [.init(id: 1, title: "a", done: true), .init(id: 2, title: "b"), .init(id: 3, title: "c", done: true)]
+        let items: [Todos.Item] = [
+            .init(id: 1, title: "a", done: true), .init(id: 2, title: "b"), .init(id: 3, title: "c", done: true),
+        ]
         let store = TestStore(Todos(), state: Todos.State(items: items, nextId: 4))
         store.send(.clearCompleted) { $0.items = [.init(id: 2, title: "b")] }
     }
@@ -42,7 +45,9 @@ import Testing
 
     @Test func theWireShapeMatchesTheProtocol() throws {
         #expect(try JSON(encoding: Todos().initialState) == ["items": [], "nextId": 1])
-        #expect(try (["type": "rename", "id": 2, "title": "x"] as JSON).decode(Todos.Action.self) == .rename(id: 2, title: "x"))
+        #expect(
+            try (["type": "rename", "id": 2, "title": "x"] as JSON).decode(Todos.Action.self)
+                == .rename(id: 2, title: "x"))
         #expect(try (["type": "clearCompleted"] as JSON).decode(Todos.Action.self) == .clearCompleted)
         #expect(throws: DecodingError.self) { try (["type": "toggle"] as JSON).decode(Todos.Action.self) }
         let item = try JSON(encoding: Todos.Item(id: 1, title: "t"))
@@ -53,6 +58,7 @@ import Testing
         let items = (1...10_000).map { Todos.Item(id: $0, title: "item \($0)") }
         var store = Store(reducer: Todos(), state: Todos.State(items: items, nextId: 10_001))
         let change = try #require(try store.send(.toggle(id: 5_000)).change)
-        #expect(change.patch == JSONPatch([.replace(path: JSONPointer(tokens: ["items", "4999", "done"]), value: true)]))
+        #expect(
+            change.patch == JSONPatch([.replace(path: JSONPointer(tokens: ["items", "4999", "done"]), value: true)]))
     }
 }

@@ -133,9 +133,10 @@ struct ExecutableTests {
             #expect(error["message"] == "no todo with id 9")
             let last = try #require(lines.last { $0["event"] == "patch" })
             #expect(last["version"] == 4)
-            #expect(last["state"]?["items"] == [
-                ["id": 1, "title": "milk", "done": true], ["id": 2, "title": "rye bread", "done": false],
-            ])
+            #expect(
+                last["state"]?["items"] == [
+                    ["id": 1, "title": "milk", "done": true], ["id": 2, "title": "rye bread", "done": false],
+                ])
             #expect(try fetchRoom(port: server.port, room: "todo-cli").version == 4)
         }
     }
@@ -143,7 +144,8 @@ struct ExecutableTests {
     @Test func jsonAppCommandsBecomePatches() async throws {
         try await withServer(app: .json) { server in
             let client = try ClientProcess(arguments: [
-                roomURL(server, "doc"), "--exec", "set /title hello world; set /n 41; inc /n; add /tags [\"a\"]; remove /title",
+                roomURL(server, "doc"), "--exec",
+                "set /title hello world; set /n 41; inc /n; add /tags [\"a\"]; remove /title",
             ])
             let (lines, status) = try await client.finish()
             #expect(status == 0)

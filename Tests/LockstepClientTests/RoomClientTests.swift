@@ -19,7 +19,10 @@ struct RoomClientTests {
                             let id = Int.random(in: 1...12, using: &random)
                             do {
                                 switch Int.random(in: 0..<10, using: &random) {
-                                case 0..<4: try await client.send(action: ["type": "add", "title": .string("t\(index)-\(step)")])
+                                case 0..<4:
+                                    try await client.send(action: [
+                                        "type": "add", "title": .string("t\(index)-\(step)"),
+                                    ])
                                 case 4..<6: try await client.send(action: ["type": "toggle", "id": .int(id)])
                                 case 6: try await client.send(action: ["type": "remove", "id": .int(id)])
                                 case 7: try await client.send(action: ["type": "clearCompleted"])
@@ -62,7 +65,8 @@ struct RoomClientTests {
             let history = try await client.history(limit: 10)
             #expect(history.map(\.version) == [1, 2, 3, 4])
             #expect(history.map(\.cause.kind) == [.action, .action, .undo, .redo])
-            await #expect(throws: RoomClientError.server(code: "nothing_to_redo", message: "there is nothing to redo")) {
+            await #expect(throws: RoomClientError.server(code: "nothing_to_redo", message: "there is nothing to redo"))
+            {
                 try await client.redo()
             }
             do {

@@ -51,7 +51,8 @@ struct Board: Reducer {
         switch action {
         case .rename(let title): state.title = title
         case .addCard(let at, let text):
-            state.cards.insert(Card(id: (state.cards.map(\.id).max() ?? 0) + 1, text: text), at: min(at, state.cards.count))
+            state.cards.insert(
+                Card(id: (state.cards.map(\.id).max() ?? 0) + 1, text: text), at: min(at, state.cards.count))
         case .removeCard(let at):
             guard state.cards.indices.contains(at) else { throw Rejection("no card at \(at)") }
             state.cards.remove(at: at)
@@ -85,10 +86,15 @@ struct Board: Reducer {
         case 4: return .vote(card: Int.random(in: 0...max(cards, 1), using: &random))
         case 5: return .edit(card: Int.random(in: 0...max(cards, 1), using: &random), text: word)
         case 6: return .label(word, Bool.random(using: &random) ? Int.random(in: 0..<5, using: &random) : nil)
-        case 7: return .own(Bool.random(using: &random) ? Person(name: word, age: Int.random(in: 0..<99, using: &random)) : nil)
+        case 7:
+            return .own(
+                Bool.random(using: &random) ? Person(name: word, age: Int.random(in: 0..<99, using: &random)) : nil)
         case 8:
-            return .mode([Mode.idle, .editing(card: Int.random(in: 0..<3, using: &random)),
-                          .voting(round: Int.random(in: 0..<3, using: &random), open: Bool.random(using: &random))]
+            return .mode(
+                [
+                    Mode.idle, .editing(card: Int.random(in: 0..<3, using: &random)),
+                    .voting(round: Int.random(in: 0..<3, using: &random), open: Bool.random(using: &random)),
+                ]
                 .randomElement(using: &random)!)
         case 9: return .tag(word)
         case 10: return Bool.random(using: &random) ? .bumpAll : .replaceCards([Card(id: 1, text: word)])

@@ -5,7 +5,9 @@ import Testing
 @testable import LockstepCore
 
 @Suite struct StateDifferTests {
-    private func changes<Value: Encodable>(_ old: Value, _ new: Value) throws -> (forward: JSONPatch, inverse: JSONPatch) {
+    private func changes<Value: Encodable>(
+        _ old: Value, _ new: Value
+    ) throws -> (forward: JSONPatch, inverse: JSONPatch) {
         var differ = StateDiffer()
         try differ.diff(old, new, at: .root)
         let forward = JSONPatch(differ.forward)
@@ -27,7 +29,9 @@ import Testing
         let old = Board.State()
         var new = old
         new.title = "renamed"
-        #expect(try changes(old, new).forward == JSONPatch([.replace(path: JSONPointer(tokens: ["title"]), value: "renamed")]))
+        #expect(
+            try changes(old, new).forward
+                == JSONPatch([.replace(path: JSONPointer(tokens: ["title"]), value: "renamed")]))
     }
 
     @Test func oneChangedItemInALargeArrayIsOneOperation() throws {
@@ -49,9 +53,11 @@ import Testing
 
         let forward = try changes(old, new).forward
         #expect(forward.operations.count == 1)
-        #expect(forward.operations.first == .add(
-            path: JSONPointer(tokens: ["cards", "500"]), value: ["id": 5_000, "text": "new", "votes": 0]
-        ))
+        #expect(
+            forward.operations.first
+                == .add(
+                    path: JSONPointer(tokens: ["cards", "500"]), value: ["id": 5_000, "text": "new", "votes": 0]
+                ))
     }
 
     @Test func aRemovedItemIsOneRemove() throws {
@@ -66,9 +72,11 @@ import Testing
         let old = Board.State()
         var new = old
         new.owner = Board.Person(name: "ada", age: 36)
-        #expect(try changes(old, new).forward == JSONPatch([
-            .add(path: JSONPointer(tokens: ["owner"]), value: ["name": "ada", "age": 36]),
-        ]))
+        #expect(
+            try changes(old, new).forward
+                == JSONPatch([
+                    .add(path: JSONPointer(tokens: ["owner"]), value: ["name": "ada", "age": 36])
+                ]))
         #expect(try changes(new, old).forward == JSONPatch([.remove(path: JSONPointer(tokens: ["owner"]))]))
     }
 
@@ -77,11 +85,13 @@ import Testing
         old.labels = ["keep": 1, "drop": 2, "change": 3]
         var new = old
         new.labels = ["keep": 1, "change": 4, "add": 5]
-        #expect(try changes(old, new).forward == JSONPatch([
-            .add(path: JSONPointer(tokens: ["labels", "add"]), value: 5),
-            .replace(path: JSONPointer(tokens: ["labels", "change"]), value: 4),
-            .remove(path: JSONPointer(tokens: ["labels", "drop"])),
-        ]))
+        #expect(
+            try changes(old, new).forward
+                == JSONPatch([
+                    .add(path: JSONPointer(tokens: ["labels", "add"]), value: 5),
+                    .replace(path: JSONPointer(tokens: ["labels", "change"]), value: 4),
+                    .remove(path: JSONPointer(tokens: ["labels", "drop"])),
+                ]))
     }
 
     @Test func enumCasesWithAssociatedValuesDiffCorrectly() throws {

@@ -16,12 +16,15 @@ import Testing
     }
 
     @Test func writesIntegersExactly() {
-        #expect(text([0, 7, -7, 10, 1234567890, .int(Int.max), .int(Int.min)])
-            == "[0,7,-7,10,1234567890,9223372036854775807,-9223372036854775808]")
+        #expect(
+            text([0, 7, -7, 10, 1234567890, .int(Int.max), .int(Int.min)])
+                == "[0,7,-7,10,1234567890,9223372036854775807,-9223372036854775808]")
     }
 
     @Test func writesDoublesInShortestRoundTripForm() throws {
-        let doubles: [Double] = [0.1, 1.0, -2.5, 1e-5, 1e21, .leastNonzeroMagnitude, 1.7976931348623157e308, 123456.789, -0.0]
+        let doubles: [Double] = [
+            0.1, 1.0, -2.5, 1e-5, 1e21, .leastNonzeroMagnitude, 1.7976931348623157e308, 123456.789, -0.0,
+        ]
         for double in doubles {
             let bytes = JSON.double(double).serialized()
             let reparsed = try JSON(parsing: bytes)

@@ -51,7 +51,9 @@ import Testing
             writer.send(.action(id: "w", action: ["type": "increment"]))
             try await reader.catchUp(to: 1)
             #expect(await reader.state == ["count": 1])
-            for request in [ClientMessage.action(id: "r", action: ["type": "increment"]), .undo(id: "r"), .redo(id: "r")] {
+            for request in [
+                ClientMessage.action(id: "r", action: ["type": "increment"]), .undo(id: "r"), .redo(id: "r"),
+            ] {
                 reader.send(request)
                 let reply = try await reader.next { if case .error = $0 { true } else { false } }
                 #expect(reply == .error(id: "r", code: "forbidden", message: "this token may only read"))
@@ -67,7 +69,8 @@ import Testing
     @Test func aBearerHeaderWorksForWebSocket() async throws {
         try await withSecuredServer { server, tokens in
             let token = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(60))
-            var socket = try RawWebSocket(port: server.port, path: "/rooms/test", headers: ["Authorization: Bearer \(token)"])
+            var socket = try RawWebSocket(
+                port: server.port, path: "/rooms/test", headers: ["Authorization: Bearer \(token)"])
             defer { socket.close() }
             #expect(try socket.status() == 101)
             #expect(try socket.json()["type"] == "snapshot")
@@ -86,18 +89,25 @@ import Testing
             let roomless = try await tokens.sign(room: nil, role: "write", lifetime: .seconds(60))
             let badRoom = try await tokens.sign(room: "a/b", role: "write", lifetime: .seconds(60))
             // alg "none": a valid header and claims with an empty signature.
-            let unsigned = [#"{"alg":"none","typ":"JWT"}"#, #"{"room":"test","role":"write","exp":\#(later)}"#]
+            let unsigned =
+                [#"{"alg":"none","typ":"JWT"}"#, #"{"room":"test","role":"write","exp":\#(later)}"#]
                 .map { base64URL(Array($0.utf8)) }
                 .joined(separator: ".") + "."
-            for query in ["", "token=", "token=garbage", "token=a.b.c", "token=\(expired)", "token=\(elsewhere)",
-                          "token=\(forged)", "token=\(admin)", "token=\(forever)", "token=\(roomless)", "token=\(badRoom)",
-                          "token=\(unsigned)"] {
+            for query in [
+                "", "token=", "token=garbage", "token=a.b.c", "token=\(expired)", "token=\(elsewhere)",
+                "token=\(forged)", "token=\(admin)", "token=\(forever)", "token=\(roomless)", "token=\(badRoom)",
+                "token=\(unsigned)",
+            ] {
                 try await expectRefused(server, query: query)
             }
             // Nobody joined: the room was never even created.
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test", headers: [
-                "Authorization: Bearer \(try await tokens.issue(room: "test", role: .read, lifetime: .seconds(60)))",
-            ]).status == 404)
+            #expect(
+                try HTTPGet(
+                    port: server.port, path: "/rooms/test",
+                    headers: [
+                        "Authorization: Bearer \(try await tokens.issue(room: "test", role: .read, lifetime: .seconds(60)))"
+                    ]
+                ).status == 404)
         }
     }
 
@@ -131,7 +141,9 @@ import Testing
             #expect(try HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Basic abc"]).status == 401)
             #expect(try HTTPGet(port: port, path: "/rooms/test?token=\(token)").status == 401)
             let elsewhere = try await tokens.issue(room: "other", role: .write, lifetime: .seconds(60))
-            #expect(try HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(elsewhere)"]).status == 403)
+            #expect(
+                try HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(elsewhere)"]).status
+                    == 403)
             let granted = try HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(token)"])
             #expect(granted.status == 200)
             #expect(granted.json?["state"] == ["count": 1])
@@ -150,7 +162,9 @@ import Testing
     }
 
     @Test func aShortSecretIsRefused() async throws {
-        await #expect(throws: AccessError.weakSecret(bytes: 5)) { try await TokenAuthority(secret: Array("short".utf8)) }
+        await #expect(throws: AccessError.weakSecret(bytes: 5)) {
+            try await TokenAuthority(secret: Array("short".utf8))
+        }
     }
 
     @Test func tokensVerifyAndNameTheirProblem() async throws {
@@ -160,7 +174,9 @@ import Testing
         #expect(throws: AccessError.missingToken) { try tokens.authorize(nil, room: "any") }
         let expired = try await tokens.issue(room: "a", role: .read, lifetime: .seconds(-1))
         #expect(throws: AccessError.expired) { try tokens.verify(expired) }
-        await #expect(throws: AccessError.self) { try await tokens.issue(room: "a/b", role: .read, lifetime: .seconds(1)) }
+        await #expect(throws: AccessError.self) {
+            try await tokens.issue(room: "a/b", role: .read, lifetime: .seconds(1))
+        }
         #expect(TokenAuthority.bearerToken(in: "Bearer abc") == "abc")
         #expect(TokenAuthority.bearerToken(in: "bearer   abc ") == "abc")
         #expect(TokenAuthority.bearerToken(in: "Basic abc") == nil)
@@ -173,7 +189,9 @@ import Testing
         #expect(Duration(shorthand: "1h") == .seconds(3_600))
         #expect(Duration(shorthand: "7d") == .seconds(604_800))
         #expect(Duration(shorthand: "10") == .seconds(10))
-        for bad in ["", "h", "-1s", "1.5h", "1w", "99999999999999999d", "１h"] { #expect(Duration(shorthand: bad) == nil) }
+        for bad in ["", "h", "-1s", "1.5h", "1w", "99999999999999999d", "１h"] {
+            #expect(Duration(shorthand: bad) == nil)
+        }
         for host in ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]", "lo"] {
             #expect(ServerConfiguration.isLoopback(host))
         }

@@ -26,7 +26,8 @@ import Testing
         }
         sendUpTo(200)
         while let message = await messages.next() {
-            guard case .text(let bytes) = message, case .ack(_, let version) = try ServerMessage(json: JSON(parsing: bytes))
+            guard case .text(let bytes) = message,
+                case .ack(_, let version) = try ServerMessage(json: JSON(parsing: bytes))
             else { continue }
             lastAck = max(lastAck, version)
             if lastAck >= 3_000 {

@@ -18,10 +18,12 @@ import Testing
         in directory: String, app: App = .counter, configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (SyncServer) async throws -> T
     ) async throws -> T {
-        try await withServer(app: app, configure: { configuration in
-            configuration.dataDirectory = directory
-            configure(&configuration)
-        }, body)
+        try await withServer(
+            app: app,
+            configure: { configuration in
+                configuration.dataDirectory = directory
+                configure(&configuration)
+            }, body)
     }
 
     @Test func changesAndUndoSurviveARestart() async throws {
@@ -29,7 +31,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(in: directory, app: .todos, configure: { $0.snapshotInterval = 7 }) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
-            for index in 1...20 { client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")])) }
+            for index in 1...20 {
+                client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")]))
+            }
             client.send(.undo(id: "u"))
             _ = try await client.next { $0 == .ack(id: "u", version: 21) }
         }
@@ -39,7 +43,8 @@ import Testing
             #expect(room["state"]?["items"]?.arrayValue?.count == 19)
             let client = try await TestClient.connect(server, using: sharedTransport)
             let snapshot = try await client.next()
-            #expect(snapshot == .snapshot(room: "test", you: "c1", version: 21, state: room["state"]!, undo: 19, redo: 1))
+            #expect(
+                snapshot == .snapshot(room: "test", you: "c1", version: 21, state: room["state"]!, undo: 19, redo: 1))
             client.send(.redo(id: "r"))
             _ = try await client.next { $0 == .ack(id: "r", version: 22) }
             client.send(.undo(id: "u1"))
@@ -82,7 +87,9 @@ import Testing
             var configuration = ServerConfiguration(app: .counter)
             configuration.port = 0
             configuration.dataDirectory = directory
-            #expect(throws: StorageError.directoryInUse(path: directory)) { _ = try SyncServer(configuration: configuration) }
+            #expect(throws: StorageError.directoryInUse(path: directory)) {
+                _ = try SyncServer(configuration: configuration)
+            }
         }
     }
 

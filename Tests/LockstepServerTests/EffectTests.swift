@@ -43,7 +43,9 @@ private struct Echo: Reducer {
             client.send(.action(id: "d", action: ["double": ["_0": "hi"]]))
             let first = try await client.next { $0.isPatch(version: 1) }
             let second = try await client.next { $0.isPatch(version: 2) }
-            guard case .patch(_, _, let cause, _, _) = first, case .patch(_, _, let effectCause, _, _) = second else { return }
+            guard case .patch(_, _, let cause, _, _) = first, case .patch(_, _, let effectCause, _, _) = second else {
+                return
+            }
             #expect(cause.kind == .action)
             #expect(effectCause == Cause(kind: .effect, action: ["say": ["_0": "hi again"]]))
             try await client.catchUp(to: 2)

@@ -54,15 +54,16 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        (#"{"type":"dance","id":"x1"}"#, "x1"),
-        (#"{"type":"action","id":"x2"}"#, "x2"),
-        (#"{"id":"x3"}"#, "x3"),
-        (#"{"type":7,"id":"x4"}"#, "x4"),
-        (#"{"type":"history","id":"x5","limit":-1}"#, "x5"),
-        (#"{"type":"undo","id":5}"#, nil),
-        ("{\"type\":\"undo\",\"id\":\"\(String(repeating: "i", count: 129))\"}", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            (#"{"type":"dance","id":"x1"}"#, "x1"),
+            (#"{"type":"action","id":"x2"}"#, "x2"),
+            (#"{"id":"x3"}"#, "x3"),
+            (#"{"type":7,"id":"x4"}"#, "x4"),
+            (#"{"type":"history","id":"x5","limit":-1}"#, "x5"),
+            (#"{"type":"undo","id":5}"#, nil),
+            ("{\"type\":\"undo\",\"id\":\"\(String(repeating: "i", count: 129))\"}", nil),
+        ] as [(String, String?)])
     func malformedMessagesAreBadMessagesEchoingValidIDs(text: String, id: String?) async throws {
         let reply = try await error(for: text)
         #expect(reply.code == "bad_message")
@@ -148,7 +149,9 @@ import Testing
 
     @Test func pathsOutsideRoomsAreRefused() async throws {
         try await withServer { server in
-            for path in ["/", "/rooms/", "/rooms/bad%20name", "/rooms/" + String(repeating: "r", count: 129), "/other/x"] {
+            for path in [
+                "/", "/rooms/", "/rooms/bad%20name", "/rooms/" + String(repeating: "r", count: 129), "/other/x",
+            ] {
                 await #expect(throws: TransportError.self) {
                     _ = try await WebSocket.connect("ws://127.0.0.1:\(server.port)\(path)", using: transport)
                 }

@@ -21,10 +21,11 @@ import Testing
             try await client.catchUp(to: 1)
             let response = try HTTPGet(port: server.port, path: "/rooms/list")
             #expect(response.status == 200)
-            #expect(response.json == [
-                "room": "list", "version": 1,
-                "state": ["items": [["id": 1, "title": "tea", "done": false]], "nextId": 2],
-            ])
+            #expect(
+                response.json == [
+                    "room": "list", "version": 1,
+                    "state": ["items": [["id": 1, "title": "tea", "done": false]], "nextId": 2],
+                ])
         }
     }
 
@@ -34,7 +35,9 @@ import Testing
             client.send(.action(id: "a", action: ["type": "increment"]))
             client.send(.undo(id: "u"))
             client.send(.undo(id: "u2"))
-            _ = try await client.next { $0 == .error(id: "u2", code: "nothing_to_undo", message: "there is nothing to undo") }
+            _ = try await client.next {
+                $0 == .error(id: "u2", code: "nothing_to_undo", message: "there is nothing to undo")
+            }
             let text = try HTTPGet(port: server.port, path: "/metrics").text
             for line in [
                 "lockstep_connections 1", "lockstep_rooms 1", "lockstep_actions_total 1", "lockstep_patches_total 2",

@@ -47,7 +47,9 @@ import Testing
             }
             // The server still takes new clients.
             let late = try await TestClient.connect(server, room: "alpha", using: sharedTransport)
-            guard case .snapshot(_, _, let version, _, _, _) = try await late.next() else { Issue.record("no snapshot"); return }
+            guard case .snapshot(_, _, let version, _, _, _) = try await late.next() else {
+                Issue.record("no snapshot"); return
+            }
             #expect(version == sent["alpha"])
         }
     }
@@ -56,7 +58,9 @@ import Testing
 /// Blocking attackers over raw sockets; each returns what it observed.
 enum HostileSockets {
     /// A masked client frame.
-    static func frame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, rsv: UInt8 = 0, masked: Bool = true) -> [UInt8] {
+    static func frame(
+        opcode: UInt8, _ payload: [UInt8], fin: Bool = true, rsv: UInt8 = 0, masked: Bool = true
+    ) -> [UInt8] {
         var bytes: [UInt8] = [(fin ? 0x80 : 0) | rsv | opcode]
         let mask: UInt8 = masked ? 0x80 : 0
         if payload.count < 126 {
@@ -128,7 +132,9 @@ enum HostileSockets {
                 let sent = [byte].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
                 var scratch: UInt8 = 0
                 let count = recv(fd, &scratch, 1, Int32(MSG_DONTWAIT))
-                if sent <= 0 || count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { closed.insert(fd) }
+                if sent <= 0 || count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+                    closed.insert(fd)
+                }
             }
             usleep(50_000)
         }
@@ -143,7 +149,9 @@ enum HostileSockets {
                 continue
             }
             defer { socket.close() }
-            let payload = Array(#"{"type":"action","action":{"pad":""#.utf8) + Array(repeating: 0x61, count: bytes) + Array(#""}}"#.utf8)
+            let payload =
+                Array(#"{"type":"action","action":{"pad":""#.utf8) + Array(repeating: 0x61, count: bytes)
+                + Array(#""}}"#.utf8)
             try? RawSocket.write(socket.fd, frame(opcode: 1, payload))
             var sawTooLarge = false
             while let next = try? socket.frame() {

@@ -30,7 +30,8 @@ import Testing
                 cause: Cause(kind: .action, client: "c1", id: "a1", action: ["type": "increment"]), undo: 1, redo: 0
             )
             #expect(patch == expected)
-            #expect(try await alice.next { if case .presence = $0 { false } else { true } } == .ack(id: "a1", version: 1))
+            #expect(
+                try await alice.next { if case .presence = $0 { false } else { true } } == .ack(id: "a1", version: 1))
             #expect(try await bob.next { if case .patch = $0 { true } else { false } } == expected)
         }
     }
@@ -92,10 +93,18 @@ import Testing
             for index in 1...5 { client.send(.action(id: "a\(index)", action: ["type": "increment"])) }
             client.send(.history(id: "h", limit: 2))
             let history = try await client.next { if case .history = $0 { true } else { false } }
-            #expect(history == .history(id: "h", entries: [
-                .init(version: 4, cause: Cause(kind: .action, client: "c1", id: "a4", action: ["type": "increment"])),
-                .init(version: 5, cause: Cause(kind: .action, client: "c1", id: "a5", action: ["type": "increment"])),
-            ]))
+            #expect(
+                history
+                    == .history(
+                        id: "h",
+                        entries: [
+                            .init(
+                                version: 4,
+                                cause: Cause(kind: .action, client: "c1", id: "a4", action: ["type": "increment"])),
+                            .init(
+                                version: 5,
+                                cause: Cause(kind: .action, client: "c1", id: "a5", action: ["type": "increment"])),
+                        ]))
         }
     }
 
@@ -104,7 +113,9 @@ import Testing
             let alice = try await TestClient.connect(server, query: "name=alice", using: transport)
             _ = try await alice.next { $0 == .presence([Peer(client: "c1", name: "alice")]) }
             let bob = try await TestClient.connect(server, query: "name=bob", using: transport)
-            _ = try await alice.next { $0 == .presence([Peer(client: "c1", name: "alice"), Peer(client: "c2", name: "bob")]) }
+            _ = try await alice.next {
+                $0 == .presence([Peer(client: "c1", name: "alice"), Peer(client: "c2", name: "bob")])
+            }
             bob.close()
             _ = try await alice.next { $0 == .presence([Peer(client: "c1", name: "alice")]) }
         }

@@ -47,7 +47,9 @@ import Testing
         try await withServer(configure: { $0.resumeWindow = 2 }) { server in
             try await drive(server, to: 5)
             let client = try await TestClient.connect(server, query: query, using: transport)
-            #expect(try await client.next() == .snapshot(room: "test", you: "c2", version: 5, state: ["count": 5], undo: 5, redo: 0))
+            #expect(
+                try await client.next()
+                    == .snapshot(room: "test", you: "c2", version: 5, state: ["count": 5], undo: 5, redo: 0))
         }
     }
 

@@ -23,7 +23,8 @@ import Testing
             }
         default:
             let key = "k\(random.next() % 5)"
-            let op: JSON = random.next() % 3 == 0
+            let op: JSON =
+                random.next() % 3 == 0
                 ? ["op": "remove", "path": .string("/\(key)")]
                 : ["op": "add", "path": .string("/\(key)"), "value": .int(Int(random.next() % 100))]
             return .action(id: id, action: ["type": "patch", "ops": [op]])
@@ -57,7 +58,12 @@ import Testing
     }
 
     @Test func aClientThatStopsReadingNeitherSlowsOthersNorSeesAGap() async throws {
-        try await withServer(app: .json, configure: { $0.queueLimitBytes = 64 * 1024; $0.rateLimit = 0 }) { server in
+        try await withServer(
+            app: .json,
+            configure: {
+                $0.queueLimitBytes = 64 * 1024; $0.rateLimit = 0
+            }
+        ) { server in
             let slow = try await TestClient.connect(server, using: transport)
             _ = try await slow.next { $0.isSnapshot }
             slow.socket.setReceiving(false)
@@ -67,7 +73,10 @@ import Testing
             let total = 5_000
             for index in 1...total {
                 let value: JSON = ["n": .int(index), "padding": payload]
-                driver.send(.action(id: "d\(index)", action: ["type": "patch", "ops": [["op": "add", "path": "/v", "value": value]]]))
+                driver.send(
+                    .action(
+                        id: "d\(index)",
+                        action: ["type": "patch", "ops": [["op": "add", "path": "/v", "value": value]]]))
                 if index % 500 == 0 { try await driver.catchUp(to: index) }
             }
             try await driver.catchUp(to: total)

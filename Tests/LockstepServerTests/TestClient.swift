@@ -43,7 +43,9 @@ final class TestClient: Sendable {
     }
 
     /// The next message, decoded; fails the test after `timeout`.
-    func next(timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation) async throws -> ServerMessage {
+    func next(
+        timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> ServerMessage {
         guard let message = await inbox.next(timeout: timeout) else {
             Issue.record("no message within \(timeout)", sourceLocation: sourceLocation)
             throw TestClientError.timedOut

@@ -17,10 +17,14 @@ import Testing
         for _ in 0..<count {
             let change = try #require(try store.send(.increment).change)
             let message = ServerMessage.patch(
-                version: change.version, ops: change.patch, cause: Cause(kind: .action, client: "c1", action: ["type": "increment"]),
+                version: change.version, ops: change.patch,
+                cause: Cause(kind: .action, client: "c1", action: ["type": "increment"]),
                 undo: store.history.undoCount, redo: store.history.redoCount
             )
-            changes.append(StoredChange(room: "r", version: change.version, message: message.serialized(), inverse: change.inverse.serialized()))
+            changes.append(
+                StoredChange(
+                    room: "r", version: change.version, message: message.serialized(),
+                    inverse: change.inverse.serialized()))
         }
         try log.append(changes: changes, snapshots: [], keepHistory: 10_000)
         return (log, directory)
@@ -43,7 +47,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let database = try DatabaseQueue(path: directory + "/rooms.sqlite")
         try database.write { db in
-            try db.execute(sql: "UPDATE changes SET message = ? WHERE version = 5", arguments: [Data("{\"type\":\"pat".utf8)])
+            try db.execute(
+                sql: "UPDATE changes SET message = ? WHERE version = 5", arguments: [Data("{\"type\":\"pat".utf8)])
         }
         try database.close()
 
@@ -61,10 +66,14 @@ import Testing
         var history = History(depth: 1000)
         let stored = try #require(try log.load(room: "r"))
         for change in stored.changes {
-            guard case .patch(_, let ops, _, _, _) = try ServerMessage(json: JSON(parsing: change.message)) else { continue }
-            try history.replay(.action, version: change.version, patch: ops, inverse: JSONPatch(json: JSON(parsing: change.inverse)))
+            guard case .patch(_, let ops, _, _, _) = try ServerMessage(json: JSON(parsing: change.message)) else {
+                continue
+            }
+            try history.replay(
+                .action, version: change.version, patch: ops, inverse: JSONPatch(json: JSON(parsing: change.inverse)))
         }
-        let snapshot = StoredSnapshot(room: "r", version: 30, state: Array(#"{"count":30}"#.utf8), history: HistoryCoding.encode(history))
+        let snapshot = StoredSnapshot(
+            room: "r", version: 30, state: Array(#"{"count":30}"#.utf8), history: HistoryCoding.encode(history))
         try log.append(changes: [], snapshots: [snapshot], keepHistory: 10)
 
         let after = try #require(try log.load(room: "r"))
@@ -79,6 +88,8 @@ import Testing
     @Test func aSecondLogOnTheSameDirectoryIsRefused() throws {
         let (log, directory) = try logWithIncrements(1)
         defer { log.close(); try? FileManager.default.removeItem(atPath: directory) }
-        #expect(throws: StorageError.directoryInUse(path: directory)) { _ = try RoomLog(directory: directory, sync: .full) }
+        #expect(throws: StorageError.directoryInUse(path: directory)) {
+            _ = try RoomLog(directory: directory, sync: .full)
+        }
     }
 }

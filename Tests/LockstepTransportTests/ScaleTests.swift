@@ -31,7 +31,9 @@ struct ScaleTests {
             for connection in delegate.connections.values { connection.send(frame) }
         }
         #expect(await clients.recorder.wait(timeout: 30) { $0.count == 2000 })
-        let received = clients.recorder.count { if case .received(_, .text(Array("everyone".utf8))) = $0 { true } else { false } }
+        let received = clients.recorder.count {
+            if case .received(_, .text(Array("everyone".utf8))) = $0 { true } else { false }
+        }
         #expect(received == 1000)
         #expect(clients.recorder.count { if case .closed = $0 { true } else { false } } == 0)
     }
