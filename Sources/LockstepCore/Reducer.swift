@@ -1,4 +1,4 @@
-public import LockstepJSON
+import LockstepJSON
 
 /// The only way a room's state changes: a pure function from (state, action) to the next state.
 ///

@@ -1,9 +1,9 @@
 import CoreMetrics
 import Dispatch
-public import LockstepCore
+import LockstepCore
 public import LockstepStorage
 import LockstepJSON
-public import LockstepTransport
+import LockstepTransport
 public import Logging
 
 /// A Lockstep server: rooms of clients over WebSocket, every change broadcast as one JSON Patch.
@@ -30,7 +30,6 @@ public actor SyncServer {
     var rooms: [String: Room] = [:]
     private var clientCount = 0
     private var connectionCount = 0
-    var effectTasks: [Task<Void, Never>] = []
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         transport.loop.asUnownedSerialExecutor()
@@ -151,11 +150,13 @@ public actor SyncServer {
         }
         switch message {
         case .tooLarge(let size):
-            send(
-                .error(
-                    id: nil, code: "too_large",
-                    message: "a message of \(size) bytes or more is over the \(configuration.maxFrameBytes)-byte limit"
-                ), to: session)
+            // Straight to the socket, ahead of replies still waiting for the log: the connection closes now.
+            let error = ServerMessage.error(
+                id: nil, code: "too_large",
+                message: "a message of \(size) bytes or more is over the \(configuration.maxFrameBytes)-byte limit"
+            )
+            metrics.error("too_large")
+            session.reply(OutboundFrame(text: error.serialized()))
             connection.close(code: 1009, reason: "message too large")
         case .binary:
             send(
@@ -338,14 +339,11 @@ public actor SyncServer {
             case .send(let action):
                 apply(action, in: room)
             case .run(let body):
+                // The work runs on its own; whatever it sends comes back through the loop, to the room by name.
                 let name = room.name
-                effectTasks.append(
-                    Task {
-                        await body { action in await self.receiveEffect(action, inRoom: name) }
-                    })
+                Task { await body { action in await self.receiveEffect(action, inRoom: name) } }
             }
         }
-        effectTasks.removeAll { $0.isCancelled }
     }
 
     private func receiveEffect(_ action: EffectAction, inRoom name: String) {

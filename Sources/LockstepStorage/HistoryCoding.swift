@@ -1,5 +1,5 @@
 public import LockstepCore
-public import LockstepJSON
+import LockstepJSON
 
 /// The undo and redo stacks as JSON, for snapshots.
 public enum HistoryCoding {

@@ -1,5 +1,5 @@
 public import LockstepCore
-public import LockstepJSON
+import LockstepJSON
 import CustomDump
 import IssueReporting
 

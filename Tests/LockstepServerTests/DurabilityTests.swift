@@ -95,7 +95,7 @@ import Testing
 
     @Test func aDataPathThatIsAFileIsAClearErrorAtStart() throws {
         let file = NSTemporaryDirectory() + "lockstep-file-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         defer { try? FileManager.default.removeItem(atPath: file) }
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
