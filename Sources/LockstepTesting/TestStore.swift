@@ -1,7 +1,7 @@
 public import LockstepCore
 import LockstepJSON
 import CustomDump
-import IssueReporting
+import Testing
 
 /// An exhaustive test harness for a reducer: every action states exactly how the state changes.
 ///
@@ -44,13 +44,13 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         do {
             let result = try store.send(action)
             queueSentActions(of: result.effect)
-            expectNoDifference(
+            expectEqual(
                 store.state, expected, "state after \(action)",
                 fileID: fileID, filePath: filePath, line: line, column: column
             )
             return result.change
         } catch {
-            reportIssue(
+            fail(
                 "\(action) failed: \(error)", fileID: fileID, filePath: filePath, line: line, column: column
             )
             return nil
@@ -66,23 +66,23 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         let before = store.state
         do {
             let result = try store.send(action)
-            reportIssue(
+            fail(
                 "expected \(action) to be rejected, but it \(result.change == nil ? "changed nothing" : "was applied")",
                 fileID: fileID, filePath: filePath, line: line, column: column
             )
         } catch .rejected(let reason) {
             if let message, message != reason {
-                reportIssue(
+                fail(
                     "rejected with \"\(reason)\", expected \"\(message)\"",
                     fileID: fileID, filePath: filePath, line: line, column: column
                 )
             }
         } catch {
-            reportIssue(
+            fail(
                 "expected a rejection, got \(error)", fileID: fileID, filePath: filePath, line: line, column: column
             )
         }
-        expectNoDifference(
+        expectEqual(
             store.state, before, "a rejected action changed the state",
             fileID: fileID, filePath: filePath, line: line, column: column
         )
@@ -96,14 +96,14 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         line: UInt = #line, column: UInt = #column
     ) rethrows {
         guard !pendingActions.isEmpty else {
-            reportIssue(
+            fail(
                 "expected to receive \(action), but no effect sent an action",
                 fileID: fileID, filePath: filePath, line: line, column: column
             )
             return
         }
         let next = pendingActions.removeFirst()
-        expectNoDifference(
+        expectEqual(
             next, action, "received action", fileID: fileID, filePath: filePath, line: line, column: column
         )
         try send(next, update, fileID: fileID, filePath: filePath, line: line, column: column)
@@ -136,7 +136,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         line: UInt = #line, column: UInt = #column
     ) {
         guard !pendingActions.isEmpty else { return }
-        reportIssue(
+        fail(
             "effects sent actions that were never received: \(pendingActions)",
             fileID: fileID, filePath: filePath, line: line, column: column
         )
@@ -152,9 +152,9 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         do {
             _ = undoing ? try store.undo() : try store.redo()
         } catch {
-            reportIssue("\(error)", fileID: fileID, filePath: filePath, line: line, column: column)
+            fail("\(error)", fileID: fileID, filePath: filePath, line: line, column: column)
         }
-        expectNoDifference(
+        expectEqual(
             store.state, expected, fileID: fileID, filePath: filePath, line: line, column: column
         )
     }
@@ -163,5 +163,26 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         for case .send(let action) in effect.operations {
             pendingActions.append(action)
         }
+    }
+
+    /// Fails the running test with a readable diff when `actual` is not `expected`.
+    private func expectEqual<T: Equatable>(
+        _ actual: T, _ expected: T, _ what: @autoclosure () -> String = "state",
+        fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
+    ) {
+        guard actual != expected else { return }
+        let difference = diff(expected, actual).map { "\n\($0)\n(− expected, + actual)" } ?? ": \(actual) ≠ \(expected)"
+        fail("\(what()) differs\(difference)", fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    private func fail(
+        _ message: String, fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
+    ) {
+        Issue.record(
+            Comment(rawValue: message),
+            sourceLocation: SourceLocation(
+                fileID: "\(fileID)", filePath: "\(filePath)", line: Int(line), column: Int(column)
+            )
+        )
     }
 }
