@@ -56,11 +56,7 @@ extension SyncServer {
     private func startWrite() {
         durability.writeScheduled = false
         guard durability.inFlight == nil, let log else { return }
-        guard !durability.rows.isEmpty else {
-            release(durability.pending)
-            durability.pending.removeAll()
-            return
-        }
+        guard !durability.rows.isEmpty else { return releasePending() }
         let rows = durability.rows
         let snapshots = durability.snapshots
         durability.inFlight = durability.pending
@@ -85,12 +81,18 @@ extension SyncServer {
         case .failure(let error):
             fail(written, because: error)
         }
-        if !durability.rows.isEmpty {
-            scheduleWrite()
+        if durability.rows.isEmpty {
+            releasePending()
         } else {
-            release(durability.pending)
-            durability.pending.removeAll()
+            scheduleWrite()
         }
+    }
+
+    /// Sends replies that waited only for a write that has now finished (no change of theirs is pending).
+    private func releasePending() {
+        let items = durability.pending
+        durability.pending.removeAll()
+        release(items)
     }
 
     private func release(_ items: [DurabilityQueue.Release]) {

@@ -18,13 +18,13 @@ extension SyncServer {
         return nil
     }
 
-    /// Rebuilds a room from the log: latest snapshot, then the changes after it.
+    /// The room in memory, or rebuilt from the log: latest snapshot, then the changes after it.
     ///
     /// Runs on the loop thread, once per room per process: a snapshot every
     /// `snapshotInterval` changes keeps the replay short.
     func loadRoom(named name: String) -> LoadResult {
-        guard let log else { return .absent }
         if let room = rooms[name] { return .loaded(room) }
+        guard let log else { return .absent }
         do {
             guard let stored = try log.load(room: name) else { return .absent }
             let replay = try RoomReplay(stored, app: configuration.app, undoDepth: configuration.undoDepth)

@@ -211,12 +211,9 @@ public actor SyncServer {
                 }
                 send(.ack(id: id, version: room.store.version), to: session)
                 run(outcome.effects, in: room)
-            case .undo(let id):
-                let change = try room.store.undo()
-                publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
-                send(.ack(id: id, version: change.version), to: session)
-            case .redo(let id):
-                let change = try room.store.redo()
+            case .undo(let id), .redo(let id):
+                let change: Change
+                if case .undo = request { change = try room.store.undo() } else { change = try room.store.redo() }
                 publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
                 send(.ack(id: id, version: change.version), to: session)
             case .history:
@@ -284,15 +281,12 @@ public actor SyncServer {
         }
     }
 
-    /// The room, loaded from the log or new; nil if its stored log cannot be read.
+    /// The room, in memory, loaded from the log, or new; nil if its stored log cannot be read.
     func room(named name: String) -> Room? {
-        if let room = rooms[name] { return room }
-        if log != nil {
-            switch loadRoom(named: name) {
-            case .loaded(let room): return room
-            case .failed: return nil
-            case .absent: break
-            }
+        switch loadRoom(named: name) {
+        case .loaded(let room): return room
+        case .failed: return nil
+        case .absent: break
         }
         let room = Room(
             name: name, store: configuration.app.makeStore(undoDepth: configuration.undoDepth),
@@ -375,7 +369,7 @@ public actor SyncServer {
         default:
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: name.value) { return refusal }
-            guard let room = rooms[name.value] ?? storedRoom(named: name.value) else {
+            guard let room = storedRoom(named: name.value) else {
                 return HTTPResponse(status: 404, text: "no room named \(name.value)\n")
             }
             do {
