@@ -12,24 +12,18 @@ func clientCallback(
         Unmanaged<WebSocketClient>.fromOpaque(lws_context_user(lws_get_context(wsi))).takeUnretainedValue()
             .loop.drainInbox()
         return 0
-    case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-        return connection(user)?.appendHeaders(wsi, input, length) ?? 0
-    case LWS_CALLBACK_CLIENT_ESTABLISHED:
-        connection(user)?.handleEstablished(wsi)
+    case LWS_CALLBACK_RAW_CONNECTED:
+        connection(user)?.handleConnected(wsi)
         return 0
-    case LWS_CALLBACK_CLIENT_RECEIVE:
-        connection(user)?.handleReceive(wsi, input, length)
-        return 0
-    case LWS_CALLBACK_CLIENT_WRITEABLE:
+    case LWS_CALLBACK_RAW_RX:
+        return connection(user)?.handleReceive(input, length) ?? -1
+    case LWS_CALLBACK_RAW_WRITEABLE:
         return connection(user)?.handleWriteable() ?? -1
-    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-        connection(user)?.handlePeerClose(input, length)
-        return 0
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
         let reason = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error"
         connection(user)?.finish(code: nil, reason: reason)
         return 0
-    case LWS_CALLBACK_CLIENT_CLOSED:
+    case LWS_CALLBACK_RAW_CLOSE:
         connection(user)?.finish(code: nil, reason: "")
         return 0
     default:

@@ -24,8 +24,11 @@ public final class WebSocketClient: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
     private let shutdownRequested = Mutex(false)
+    /// Connecting and upgrading each have this long.
+    static let handshakeTimeoutSeconds: Int32 = 10
 
-    /// Creates the context and starts its loop thread.
+    /// Creates the context and starts its loop thread. `receiveBufferBytes` is the most one read takes from a
+    /// socket.
     public init(maxMessageBytes: Int = 64 << 20, receiveBufferBytes: Int = 4096) throws(TransportError) {
         ResourceLimits.raiseFileDescriptorLimit()
         CLibWebSockets_set_log_level(0)
@@ -38,13 +41,13 @@ public final class WebSocketClient: @unchecked Sendable {
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = clientCallback
-        protocols[0].rx_buffer_size = receiveBufferBytes
 
         var info = lws_context_creation_info()
         info.port = CLibWebSockets_PORT_NO_LISTEN
         info.protocols = UnsafePointer(protocols)
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        info.connect_timeout_secs = 10
+        info.connect_timeout_secs = UInt32(Self.handshakeTimeoutSeconds)
+        info.pt_serv_buf_size = UInt32(max(4096, receiveBufferBytes))
         guard let context = lws_create_context(&info) else { throw .contextCreationFailed("client context") }
         self.context = context
         loop.start(context: context, owner: self, onWake: nil, onDestroyed: { [unowned self] in
@@ -85,44 +88,47 @@ public final class WebSocketClient: @unchecked Sendable {
         loop.join()
     }
 
-    /// Grows the shared send buffer to hold `LWS_PRE` + `count` bytes. Loop thread only.
+    /// Grows the shared send buffer to hold `LWS_PRE` + `count` bytes, keeping what it holds. Loop thread only.
     func ensureSendCapacity(_ count: Int) {
         let needed = CLibWebSockets_LWS_PRE + count
         guard needed > sendBufferCapacity else { return }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: needed, alignment: 16)
+        grown.copyMemory(from: sendBuffer, byteCount: sendBufferCapacity)
         sendBuffer.deallocate()
-        sendBuffer = .allocate(byteCount: needed, alignment: 16)
+        sendBuffer = grown
         sendBufferCapacity = needed
     }
 
     private func connectOnLoop(url: String, headers: [String: String], delegate: any WebSocketClientDelegate) {
-        let connection = WebSocketClientConnection(
-            id: nextID, client: self, delegate: delegate, headers: headers.map { ($0.key, $0.value) }
-        )
-        nextID += 1
         let parsed: WebSocketURL
         do {
             parsed = try WebSocketURL(url)
         } catch {
-            connection.finish(code: nil, reason: "invalid URL: \(url)")
+            reportFailure(to: delegate, reason: "invalid URL: \(url)")
             return
         }
         guard let context else {
-            connection.finish(code: nil, reason: "client shut down")
+            reportFailure(to: delegate, reason: "client shut down")
             return
         }
+        var key = [UInt8](repeating: 0, count: 16)
+        lws_get_random(context, &key, key.count)
+        let handshake = ClientHandshake(
+            host: parsed.port == 80 ? parsed.host : "\(parsed.host):\(parsed.port)", path: parsed.path,
+            headers: headers.map { ($0.key, $0.value) }, key: key
+        )
+        let connection = WebSocketClientConnection(id: nextID, client: self, delegate: delegate, handshake: handshake)
+        nextID += 1
         connections[connection.id] = connection
         let address = strdup(parsed.host)!
-        let path = strdup(parsed.path)!
-        let hostHeader = strdup(parsed.port == 80 ? parsed.host : "\(parsed.host):\(parsed.port)")!
-        connection.cStrings = [address, path, hostHeader]
+        let method = strdup("RAW")!
+        connection.cStrings = [address, method]
         var info = lws_client_connect_info()
         info.context = context
         info.address = UnsafePointer(address)
         info.port = Int32(parsed.port)
-        info.path = UnsafePointer(path)
-        info.host = UnsafePointer(hostHeader)
-        info.origin = UnsafePointer(hostHeader)
-        info.ietf_version_or_minus_one = -1
+        // A raw socket: the handshake and framing are the connection's own.
+        info.method = UnsafePointer(method)
         info.userdata = Unmanaged.passUnretained(connection).toOpaque()
         let wsi = lws_client_connect_via_info(&info)
         if wsi == nil {
@@ -130,6 +136,13 @@ public final class WebSocketClient: @unchecked Sendable {
         } else if !connection.finished, connection.wsi == nil {
             connection.wsi = wsi
         }
+    }
+
+    /// A connection that never got a socket still reports its end, once, like any other.
+    private func reportFailure(to delegate: any WebSocketClientDelegate, reason: String) {
+        let connection = WebSocketClientConnection(id: nextID, client: self, delegate: delegate, handshake: nil)
+        nextID += 1
+        connection.finish(code: nil, reason: reason)
     }
 }
 

@@ -7,6 +7,9 @@ internal import Darwin
 #endif
 
 /// One outgoing WebSocket connection. Loop-bound: use it only on its client's loop thread.
+///
+/// The socket is a raw libwebsockets client connection; the handshake and framing are done here, so inbound
+/// messages are read a frame at a time and can be lent to the delegate without a copy.
 public final class WebSocketClientConnection {
     /// Unique per client.
     public let id: UInt64
@@ -18,30 +21,39 @@ public final class WebSocketClientConnection {
     unowned let client: WebSocketClient
     var delegate: (any WebSocketClientDelegate)?
     var wsi: OpaquePointer?
-    var handshakeHeaders: [(String, String)]
     var cStrings: [UnsafeMutablePointer<CChar>] = []
-    var outbound = Deque<(bytes: [UInt8], binary: Bool)>()
-    var assembler = MessageAssembler()
-    var established = false
     var finished = false
-    var pendingClose: (code: UInt16, reason: [UInt8])?
-    var peerClose: (code: UInt16, reason: String)?
-    var writeRequested = false
+    /// Until the server's answer is checked; nil once upgraded.
+    private var handshake: ClientHandshake?
+    private var requestSent = false
+    private var reader: ClientFrameReader
+    private var outbound = Deque<(opcode: UInt8, payload: [UInt8])>()
+    private var established = false
+    private var pendingClose: (code: UInt16, reason: [UInt8])?
+    private var closeSent = false
+    private var peerClose: (code: UInt16?, reason: String)?
+    /// Why the connection is being dropped, when it is our decision (a refused handshake, a protocol violation).
+    private var failure: String?
+    private var writeRequested = false
+    /// Masking keys need not be secret from this client's own user, only unpredictable to what is on the path.
+    private var maskGenerator = SystemRandomNumberGenerator()
 
-    init(id: UInt64, client: WebSocketClient, delegate: any WebSocketClientDelegate, headers: [(String, String)]) {
+    /// `handshake` is nil only for a connection that ends before it has a socket (an invalid URL).
+    init(id: UInt64, client: WebSocketClient, delegate: any WebSocketClientDelegate, handshake: ClientHandshake?) {
         self.id = id
         self.client = client
         self.delegate = delegate
-        handshakeHeaders = headers
+        self.handshake = handshake
+        reader = ClientFrameReader(limit: client.maxMessageBytes)
     }
 
-    /// Queues a text message (one masked frame, written by lws).
-    public func send(text: [UInt8]) { enqueue(text, binary: false) }
+    /// Queues a text message (one masked frame).
+    public func send(text: [UInt8]) { enqueue(text, opcode: 0x1) }
 
     /// Queues a binary message.
-    public func send(binary: [UInt8]) { enqueue(binary, binary: true) }
+    public func send(binary: [UInt8]) { enqueue(binary, opcode: 0x2) }
 
-    /// Sends what is queued, then a close frame with `code`; `clientDidClose` follows.
+    /// Sends what is queued, then a close frame with `code`; `clientDidClose` follows once the server answers.
     public func close(code: UInt16 = 1000, reason: String = "") {
         guard !finished, pendingClose == nil else { return }
         pendingClose = (code, Array(reason.utf8.prefix(123)))
@@ -54,10 +66,10 @@ public final class WebSocketClientConnection {
         lws_rx_flow_control(wsi, on ? 1 : 0)
     }
 
-    private func enqueue(_ bytes: [UInt8], binary: Bool) {
+    private func enqueue(_ payload: [UInt8], opcode: UInt8) {
         guard !finished, pendingClose == nil else { return }
-        outbound.append((bytes, binary))
-        queuedBytes += bytes.count
+        outbound.append((opcode, payload))
+        queuedBytes += payload.count
         if established { requestWritable() }
     }
 
@@ -67,73 +79,158 @@ public final class WebSocketClientConnection {
         lws_callback_on_writable(wsi)
     }
 
-    func handleEstablished(_ wsi: OpaquePointer) {
+    /// `LWS_CALLBACK_RAW_CONNECTED`: the TCP connection is up; the upgrade request goes out first.
+    func handleConnected(_ wsi: OpaquePointer) {
         self.wsi = wsi
-        established = true
-        handshakeHeaders = []
         freeCStrings()
-        delegate?.clientDidConnect(self)
-        if !outbound.isEmpty || pendingClose != nil { requestWritable() }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_AWAITING_SERVER_RESPONSE, WebSocketClient.handshakeTimeoutSeconds)
+        requestWritable()
     }
 
-    /// `LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER`: adds the caller's headers to the upgrade request.
-    func appendHeaders(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        guard let input else { return 0 }
-        let cursor = input.assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
-        guard let start = cursor.pointee else { return 0 }
-        let end = start + length
-        for (name, value) in handshakeHeaders {
-            var cName = Array((name + ":").utf8) + [0]
-            var cValue = Array(value.utf8)
-            if lws_add_http_header_by_name(wsi, &cName, &cValue, Int32(cValue.count), cursor, end) != 0 { return -1 }
-        }
-        return 0
-    }
-
-    /// `LWS_CALLBACK_CLIENT_WRITEABLE`: one message per callback.
+    /// `LWS_CALLBACK_RAW_WRITEABLE`: the upgrade request, or every queued frame in one write, or the close frame.
     func handleWriteable() -> Int32 {
         writeRequested = false
         guard let wsi else { return -1 }
-        guard let next = outbound.popFirst() else {
-            if let close = pendingClose {
-                var reason = close.reason
-                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
-                return -1
-            }
-            return 0
+        if failure != nil || (closeSent && peerClose != nil) { return -1 }
+        if let handshake {
+            guard !requestSent else { return 0 }
+            requestSent = true
+            return write(handshake.request, to: wsi)
         }
-        queuedBytes -= next.bytes.count
-        client.ensureSendCapacity(next.bytes.count)
-        let base = client.sendBuffer + CLibWebSockets_LWS_PRE
-        next.bytes.withUnsafeBytes { bytes in
-            if let source = bytes.baseAddress { base.copyMemory(from: source, byteCount: bytes.count) }
+        let limit = client.sendBufferCapacity - CLibWebSockets_LWS_PRE
+        var used = 0
+        while let next = outbound.first, used == 0 || used + Self.frameSize(next.payload.count) <= limit {
+            client.ensureSendCapacity(used + Self.frameSize(next.payload.count))
+            used += frame(opcode: next.opcode, payload: next.payload, at: used)
+            queuedBytes -= next.payload.count
+            outbound.removeFirst()
         }
-        let written = lws_write(
-            wsi, base.assumingMemoryBound(to: UInt8.self), next.bytes.count,
-            next.binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT
-        )
-        if written < 0 { return -1 }
-        if !outbound.isEmpty || pendingClose != nil { requestWritable() }
+        if outbound.isEmpty, !closeSent, let close = pendingClose ?? peerClose.map({ ($0.code ?? 1000, []) }) {
+            // Our close, or the echo of the server's; either way nothing more is sent after it.
+            var payload = [UInt8(truncatingIfNeeded: close.code >> 8), UInt8(truncatingIfNeeded: close.code)]
+            payload += close.reason
+            client.ensureSendCapacity(used + Self.frameSize(payload.count))
+            used += frame(opcode: 0x8, payload: payload, at: used)
+            closeSent = true
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 5)
+        }
+        guard used > 0 else { return 0 }
+        let result = lws_write(wsi, (client.sendBuffer + CLibWebSockets_LWS_PRE).assumingMemoryBound(to: UInt8.self),
+                               used, LWS_WRITE_HTTP)
+        if result < 0 { return -1 }
+        if !outbound.isEmpty || (closeSent && peerClose != nil) || (pendingClose != nil && !closeSent) {
+            requestWritable()
+        }
         return 0
     }
 
-    func handleReceive(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) {
-        let message = assembler.consume(
-            UnsafeRawBufferPointer(start: input, count: length),
-            binary: lws_frame_is_binary(wsi) != 0,
-            isFinal: lws_is_final_fragment(wsi) != 0,
-            remainingInFrame: Int(lws_remaining_packet_payload(wsi)),
-            limit: client.maxMessageBytes
-        )
-        if let message { delegate?.client(self, didReceive: message) }
+    /// `LWS_CALLBACK_RAW_RX`: the server's answer while upgrading, frames after.
+    func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        let chunk = UnsafeRawBufferPointer(start: input, count: length)
+        guard handshake != nil else { return read(chunk) }
+        switch handshake!.consume(chunk) {
+        case .needMore:
+            return 0
+        case .refused(let reason):
+            failure = reason
+            return -1
+        case .accepted(let leftover):
+            handshake = nil
+            established = true
+            if let wsi { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
+            delegate?.clientDidConnect(self)
+            if !outbound.isEmpty || pendingClose != nil { requestWritable() }
+            return leftover.withUnsafeBytes { read($0) }
+        }
     }
 
-    /// `LWS_CALLBACK_WS_PEER_INITIATED_CLOSE`: the payload is a big-endian code and an optional reason.
-    func handlePeerClose(_ input: UnsafeMutableRawPointer?, _ length: Int) {
-        guard let input, length >= 2 else { return }
-        let bytes = UnsafeRawBufferPointer(start: input, count: length)
-        let code = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
-        peerClose = (code, String(decoding: bytes[2...], as: UTF8.self))
+    private func read(_ chunk: UnsafeRawBufferPointer) -> Int32 {
+        var stop = false
+        do {
+            try reader.consume(chunk) { event in
+                switch event {
+                case .message(let bytes, let binary):
+                    guard let delegate else { return true }
+                    if binary {
+                        delegate.client(self, didReceive: .binary(Array(bytes)))
+                    } else {
+                        delegate.client(self, didReceiveText: bytes)
+                    }
+                case .tooLarge(let size):
+                    delegate?.client(self, didReceive: .tooLarge(size))
+                case .ping(let payload):
+                    enqueueControl(0xA, Array(payload))
+                case .close(let code, let reason):
+                    peerClose = (code, String(decoding: reason, as: UTF8.self))
+                    // Our close was answered: done. Otherwise the echo goes out, then the connection ends.
+                    if closeSent { stop = true } else { requestWritable() }
+                    return false
+                }
+                return !finished
+            }
+        } catch {
+            failure = "the server broke the WebSocket framing: \(error.message)"
+            peerClose = (1002, "")
+            return -1
+        }
+        return stop ? -1 : 0
+    }
+
+    private func enqueueControl(_ opcode: UInt8, _ payload: [UInt8]) {
+        outbound.append((opcode, payload))
+        requestWritable()
+    }
+
+    private func write(_ bytes: [UInt8], to wsi: OpaquePointer) -> Int32 {
+        client.ensureSendCapacity(bytes.count)
+        let base = client.sendBuffer + CLibWebSockets_LWS_PRE
+        bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        return lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP) < 0 ? -1 : 0
+    }
+
+    /// Header (2, 4 or 10 bytes) plus 4 bytes of mask plus the payload.
+    private static func frameSize(_ payloadCount: Int) -> Int {
+        (payloadCount < 126 ? 2 : (payloadCount <= 0xFFFF ? 4 : 10)) + 4 + payloadCount
+    }
+
+    /// Writes one masked frame into the send buffer at `offset`; returns its size.
+    private func frame(opcode: UInt8, payload: [UInt8], at offset: Int) -> Int {
+        let out = (client.sendBuffer + CLibWebSockets_LWS_PRE + offset).assumingMemoryBound(to: UInt8.self)
+        let count = payload.count
+        out[0] = 0x80 | opcode
+        var index = 2
+        if count < 126 {
+            out[1] = 0x80 | UInt8(count)
+        } else if count <= 0xFFFF {
+            out[1] = 0x80 | 126
+            out[2] = UInt8(truncatingIfNeeded: count >> 8)
+            out[3] = UInt8(truncatingIfNeeded: count)
+            index = 4
+        } else {
+            out[1] = 0x80 | 127
+            for byte in 0..<8 { out[2 + byte] = UInt8(truncatingIfNeeded: UInt64(count) >> (56 - 8 * UInt64(byte))) }
+            index = 10
+        }
+        let mask: UInt32 = maskGenerator.next()
+        withUnsafeBytes(of: mask) { (out + index).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4) }
+        let body = out + index + 4
+        payload.withUnsafeBytes { source in
+            // Eight bytes at a time with the key repeated, then the tail byte by byte.
+            let wide = UInt64(mask) | UInt64(mask) << 32
+            var position = 0
+            while position + 8 <= count {
+                let word = source.loadUnaligned(fromByteOffset: position, as: UInt64.self) ^ wide
+                UnsafeMutableRawPointer(body + position).storeBytes(of: word, as: UInt64.self)
+                position += 8
+            }
+            withUnsafeBytes(of: mask) { key in
+                while position < count {
+                    body[position] = source[position] ^ key[position & 3]
+                    position += 1
+                }
+            }
+        }
+        return index + 4 + count
     }
 
     /// Reports the end exactly once and drops every reference lws or the client held.
@@ -147,9 +244,11 @@ public final class WebSocketClientConnection {
         client.connections[id] = nil
         let delegate = self.delegate
         self.delegate = nil
-        let reportedCode = peerClose?.code ?? code ?? pendingClose?.code
+        let reportedCode = peerClose?.code ?? code ?? (closeSent ? pendingClose?.code : nil)
+        if failure == nil, !established, reason.isEmpty { failure = "the server did not complete the WebSocket handshake" }
         let reportedReason =
-            peerClose?.reason ?? (reason.isEmpty ? String(decoding: pendingClose?.reason ?? [], as: UTF8.self) : reason)
+            failure ?? peerClose?.reason
+            ?? (reason.isEmpty ? String(decoding: pendingClose?.reason ?? [], as: UTF8.self) : reason)
         delegate?.clientDidClose(self, code: reportedCode, reason: reportedReason)
     }
 

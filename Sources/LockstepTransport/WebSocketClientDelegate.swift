@@ -4,7 +4,16 @@ public protocol WebSocketClientDelegate: AnyObject {
     func clientDidConnect(_ connection: WebSocketClientConnection)
     /// One whole message arrived.
     func client(_ connection: WebSocketClientConnection, didReceive message: InboundMessage)
+    /// One whole text message arrived, lent for the duration of the call: implement it to read messages in place
+    /// (a load generator reading a million a second); by default it is copied and passed to `didReceive`.
+    func client(_ connection: WebSocketClientConnection, didReceiveText bytes: UnsafeRawBufferPointer)
     /// The connection ended, or never opened. `code` is the close code the server sent (or, for a close we
     /// initiated, the code we sent); nil when there was no close frame, e.g. a refused connect.
     func clientDidClose(_ connection: WebSocketClientConnection, code: UInt16?, reason: String)
+}
+
+extension WebSocketClientDelegate {
+    public func client(_ connection: WebSocketClientConnection, didReceiveText bytes: UnsafeRawBufferPointer) {
+        client(connection, didReceive: .text(Array(bytes)))
+    }
 }

@@ -63,9 +63,13 @@ final class LoadConnection: WebSocketClientDelegate {
         shard.connectionOpened(self)
     }
 
-    func client(_ connection: WebSocketClientConnection, didReceive message: InboundMessage) {
-        guard case .text(let bytes) = message else { return }
-        bytes.withUnsafeBufferPointer { received(kind: LoadMessageScanner.kind(of: $0), bytes: $0) }
+    /// Binary messages and oversized ones are not Lockstep's; text arrives through `didReceiveText`.
+    func client(_ connection: WebSocketClientConnection, didReceive message: InboundMessage) {}
+
+    /// Every server message, read in place in the receive buffer: no copy, no allocation.
+    func client(_ connection: WebSocketClientConnection, didReceiveText bytes: UnsafeRawBufferPointer) {
+        let bytes = bytes.assumingMemoryBound(to: UInt8.self)
+        received(kind: LoadMessageScanner.kind(of: bytes), bytes: bytes)
     }
 
     func clientDidClose(_ connection: WebSocketClientConnection, code: UInt16?, reason: String) {
