@@ -1,3 +1,4 @@
+import DequeModule
 import LockstepCore
 import LockstepTransport
 
@@ -19,8 +20,9 @@ final class Session {
     private(set) var needsSnapshot = false
     /// Replies (acks, errors, history) held back until the snapshot is queued.
     private var owed: [OutboundFrame] = []
-    /// Replies handed to the transport since its queue was last empty; kept if an overflow drops the queue.
-    private var repliesInQueue: [OutboundFrame] = []
+    /// Replies handed to the transport that may not have left yet, each with the connection's byte position at
+    /// its end; an overflow that drops the queue keeps those still in it.
+    private var repliesInQueue: Deque<(frame: OutboundFrame, end: Int)> = []
     private let queueLimit: Int
 
     init(connection: WebSocketConnection, client: String, name: String, room: Room, canWrite: Bool,
@@ -42,8 +44,9 @@ final class Session {
         if needsSnapshot {
             owed.append(frame)
         } else {
-            repliesInQueue.append(frame)
+            forgetSentReplies()
             connection.send(frame)
+            repliesInQueue.append((frame, connection.writtenBytes + connection.queuedBytes))
         }
     }
 
@@ -55,9 +58,11 @@ final class Session {
     func broadcast(_ frame: OutboundFrame) -> Bool {
         guard !needsSnapshot else { return false }
         guard connection.queuedBytes + frame.byteCount <= queueLimit else {
-            let dropped = connection.discardQueue()
-            owed = dropped.filter { frame in repliesInQueue.contains { $0 === frame } }
+            forgetSentReplies()
+            owed = repliesInQueue.map(\.frame)
             repliesInQueue.removeAll()
+            connection.discardQueue()
+            connection.notifyWhenDrained()
             needsSnapshot = true
             return false
         }
@@ -67,8 +72,13 @@ final class Session {
 
     /// The transport wrote everything queued; returns true if a snapshot is now owed.
     func drained() -> Bool {
-        repliesInQueue.removeAll()
+        forgetSentReplies()
         return needsSnapshot
+    }
+
+    /// Drops the replies the connection has handed to the socket.
+    private func forgetSentReplies() {
+        while let first = repliesInQueue.first, first.end <= connection.writtenBytes { repliesInQueue.removeFirst() }
     }
 
     /// Queues the owed snapshot, then the replies held back for it.

@@ -9,7 +9,7 @@ internal import Darwin
 /// One libwebsockets client context and its `ServiceLoop`, shared by many outgoing connections (tests, the SDK,
 /// a load generator with thousands of sockets).
 // @unchecked Sendable: `loop`, `context` and `maxMessageBytes` are never written after init; `shutdownRequested`
-// is a Mutex; `connections`, `nextID` and `sendBuffer` are touched only on the loop thread (or in init/deinit).
+// is a Mutex; `connections` and `nextID` are touched only on the loop thread (or in init/deinit).
 public final class WebSocketClient: @unchecked Sendable {
     /// The thread that services every connection of this client.
     public let loop: ServiceLoop
@@ -19,8 +19,6 @@ public final class WebSocketClient: @unchecked Sendable {
     private var context: OpaquePointer?
     var connections: [UInt64: WebSocketClientConnection] = [:]
     var nextID: UInt64 = 1
-    var sendBuffer: UnsafeMutableRawPointer
-    var sendBufferCapacity: Int
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
     private let shutdownRequested = Mutex(false)
@@ -34,8 +32,6 @@ public final class WebSocketClient: @unchecked Sendable {
         CLibWebSockets_set_log_level(0)
         self.maxMessageBytes = maxMessageBytes
         loop = ServiceLoop()
-        sendBufferCapacity = CLibWebSockets_LWS_PRE + 64 * 1024
-        sendBuffer = .allocate(byteCount: sendBufferCapacity, alignment: 16)
         protocolName = strdup("lockstep")!
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
@@ -59,7 +55,6 @@ public final class WebSocketClient: @unchecked Sendable {
     }
 
     deinit {
-        sendBuffer.deallocate()
         protocols.deinitialize(count: 2)
         protocols.deallocate()
         free(protocolName)
@@ -86,17 +81,6 @@ public final class WebSocketClient: @unchecked Sendable {
         }
         if first { loop.requestStop() }
         loop.join()
-    }
-
-    /// Grows the shared send buffer to hold `LWS_PRE` + `count` bytes, keeping what it holds. Loop thread only.
-    func ensureSendCapacity(_ count: Int) {
-        let needed = CLibWebSockets_LWS_PRE + count
-        guard needed > sendBufferCapacity else { return }
-        let grown = UnsafeMutableRawPointer.allocate(byteCount: needed, alignment: 16)
-        grown.copyMemory(from: sendBuffer, byteCount: sendBufferCapacity)
-        sendBuffer.deallocate()
-        sendBuffer = grown
-        sendBufferCapacity = needed
     }
 
     private func connectOnLoop(url: String, headers: [String: String], delegate: any WebSocketClientDelegate) {

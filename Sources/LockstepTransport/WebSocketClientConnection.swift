@@ -1,5 +1,4 @@
 internal import CLibWebSockets
-import DequeModule
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Darwin)
@@ -25,11 +24,14 @@ public final class WebSocketClientConnection {
     var finished = false
     /// Until the server's answer is checked; nil once upgraded.
     private var handshake: ClientHandshake?
-    private var requestSent = false
     private var reader: ClientFrameReader
-    private var outbound = Deque<(opcode: UInt8, payload: [UInt8])>()
+    /// Bytes ready for the wire: the upgrade request, then masked frames.
+    private var outbound = OutboundBuffer()
+    /// Messages sent before the upgrade completed; framed once it has.
+    private var waiting: [(opcode: UInt8, payload: [UInt8])] = []
     private var established = false
     private var pendingClose: (code: UInt16, reason: [UInt8])?
+    /// A close frame (ours or the echo of the server's) is queued; nothing is sent after it.
     private var closeSent = false
     private var peerClose: (code: UInt16?, reason: String)?
     /// Why the connection is being dropped, when it is our decision (a refused handshake, a protocol violation).
@@ -57,7 +59,7 @@ public final class WebSocketClientConnection {
     public func close(code: UInt16 = 1000, reason: String = "") {
         guard !finished, pendingClose == nil else { return }
         pendingClose = (code, Array(reason.utf8.prefix(123)))
-        if established { requestWritable() }
+        if established { queueClose(code: code, reason: pendingClose!.reason) }
     }
 
     /// Stops or resumes reading from the socket (lws rx flow control), e.g. to simulate a client that stalls.
@@ -67,10 +69,20 @@ public final class WebSocketClientConnection {
     }
 
     private func enqueue(_ payload: [UInt8], opcode: UInt8) {
-        guard !finished, pendingClose == nil else { return }
-        outbound.append((opcode, payload))
-        queuedBytes += payload.count
-        if established { requestWritable() }
+        guard !finished, pendingClose == nil, !closeSent else { return }
+        if established {
+            queueFrame(opcode: opcode, payload: payload)
+        } else {
+            waiting.append((opcode, payload))
+            queuedBytes += payload.count
+        }
+    }
+
+    private func queueClose(code: UInt16, reason: [UInt8]) {
+        guard !closeSent else { return }
+        queueFrame(opcode: 0x8, payload: [UInt8(truncatingIfNeeded: code >> 8), UInt8(truncatingIfNeeded: code)] + reason)
+        closeSent = true
+        if let wsi { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 5) }
     }
 
     func requestWritable() {
@@ -84,44 +96,77 @@ public final class WebSocketClientConnection {
         self.wsi = wsi
         freeCStrings()
         lws_set_timeout(wsi, PENDING_TIMEOUT_AWAITING_SERVER_RESPONSE, WebSocketClient.handshakeTimeoutSeconds)
+        if let request = handshake?.request {
+            request.withUnsafeBytes { outbound.append($0) }
+            queuedBytes += request.count
+        }
         requestWritable()
     }
 
-    /// `LWS_CALLBACK_RAW_WRITEABLE`: the upgrade request, or every queued frame in one write, or the close frame.
+    /// `LWS_CALLBACK_RAW_WRITEABLE`: sends what the socket takes; the rest stays here, not in libwebsockets.
+    ///
+    /// A raw libwebsockets socket with buffered output reads nothing until that output is gone, so a peer that
+    /// answers a large message before reading all of it would deadlock. Writing to the descriptor directly keeps
+    /// reads going whatever is still to be sent.
     func handleWriteable() -> Int32 {
         writeRequested = false
         guard let wsi else { return -1 }
-        if failure != nil || (closeSent && peerClose != nil) { return -1 }
-        if let handshake {
-            guard !requestSent else { return 0 }
-            requestSent = true
-            return write(handshake.request, to: wsi)
+        if failure != nil { return -1 }
+        if outbound.count > 0 {
+            let sent = Glibc.send(lws_get_socket_fd(wsi), outbound.head, outbound.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if sent < 0 {
+                guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return -1 }
+            } else {
+                outbound.removeFirst(sent)
+                queuedBytes -= sent
+            }
         }
-        let limit = client.sendBufferCapacity - CLibWebSockets_LWS_PRE
-        var used = 0
-        while let next = outbound.first, used == 0 || used + Self.frameSize(next.payload.count) <= limit {
-            client.ensureSendCapacity(used + Self.frameSize(next.payload.count))
-            used += frame(opcode: next.opcode, payload: next.payload, at: used)
-            queuedBytes -= next.payload.count
-            outbound.removeFirst()
-        }
-        if outbound.isEmpty, !closeSent, let close = pendingClose ?? peerClose.map({ ($0.code ?? 1000, []) }) {
-            // Our close, or the echo of the server's; either way nothing more is sent after it.
-            var payload = [UInt8(truncatingIfNeeded: close.code >> 8), UInt8(truncatingIfNeeded: close.code)]
-            payload += close.reason
-            client.ensureSendCapacity(used + Self.frameSize(payload.count))
-            used += frame(opcode: 0x8, payload: payload, at: used)
-            closeSent = true
-            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 5)
-        }
-        guard used > 0 else { return 0 }
-        let result = lws_write(wsi, (client.sendBuffer + CLibWebSockets_LWS_PRE).assumingMemoryBound(to: UInt8.self),
-                               used, LWS_WRITE_HTTP)
-        if result < 0 { return -1 }
-        if !outbound.isEmpty || (closeSent && peerClose != nil) || (pendingClose != nil && !closeSent) {
+        if outbound.count > 0 {
             requestWritable()
+            return 0
         }
-        return 0
+        // Everything is out: after echoing the server's close there is nothing left to do.
+        return closeSent && peerClose != nil ? -1 : 0
+    }
+
+    /// Frames and masks one message into the outbound bytes.
+    private func queueFrame(opcode: UInt8, payload: [UInt8]) {
+        let count = payload.count
+        let headerCount = count < 126 ? 2 : (count <= 0xFFFF ? 4 : 10)
+        let out = outbound.appendUninitialized(headerCount + 4 + count).assumingMemoryBound(to: UInt8.self)
+        out[0] = 0x80 | opcode
+        switch headerCount {
+        case 2:
+            out[1] = 0x80 | UInt8(count)
+        case 4:
+            out[1] = 0x80 | 126
+            out[2] = UInt8(truncatingIfNeeded: count >> 8)
+            out[3] = UInt8(truncatingIfNeeded: count)
+        default:
+            out[1] = 0x80 | 127
+            for byte in 0..<8 { out[2 + byte] = UInt8(truncatingIfNeeded: UInt64(count) >> (56 - 8 * UInt64(byte))) }
+        }
+        let mask: UInt32 = maskGenerator.next()
+        withUnsafeBytes(of: mask) { (out + headerCount).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4) }
+        let body = out + headerCount + 4
+        payload.withUnsafeBytes { source in
+            // Eight bytes at a time with the key repeated, then the tail byte by byte.
+            let wide = UInt64(mask) | UInt64(mask) << 32
+            var position = 0
+            while position + 8 <= count {
+                let word = source.loadUnaligned(fromByteOffset: position, as: UInt64.self) ^ wide
+                UnsafeMutableRawPointer(body + position).storeBytes(of: word, as: UInt64.self)
+                position += 8
+            }
+            withUnsafeBytes(of: mask) { key in
+                while position < count {
+                    body[position] = source[position] ^ key[position & 3]
+                    position += 1
+                }
+            }
+        }
+        queuedBytes += headerCount + 4 + count
+        requestWritable()
     }
 
     /// `LWS_CALLBACK_RAW_RX`: the server's answer while upgrading, frames after.
@@ -138,8 +183,14 @@ public final class WebSocketClientConnection {
             handshake = nil
             established = true
             if let wsi { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
+            let held = waiting
+            waiting = []
+            for message in held {
+                queuedBytes -= message.payload.count
+                queueFrame(opcode: message.opcode, payload: message.payload)
+            }
+            if let close = pendingClose { queueClose(code: close.code, reason: close.reason) }
             delegate?.clientDidConnect(self)
-            if !outbound.isEmpty || pendingClose != nil { requestWritable() }
             return leftover.withUnsafeBytes { read($0) }
         }
     }
@@ -159,11 +210,15 @@ public final class WebSocketClientConnection {
                 case .tooLarge(let size):
                     delegate?.client(self, didReceive: .tooLarge(size))
                 case .ping(let payload):
-                    enqueueControl(0xA, Array(payload))
+                    if !closeSent { queueFrame(opcode: 0xA, payload: Array(payload)) }
                 case .close(let code, let reason):
-                    peerClose = (code, String(decoding: reason, as: UTF8.self))
                     // Our close was answered: done. Otherwise the echo goes out, then the connection ends.
-                    if closeSent { stop = true } else { requestWritable() }
+                    if closeSent {
+                        stop = true
+                    } else {
+                        queueClose(code: code ?? 1000, reason: [])
+                    }
+                    peerClose = (code, String(decoding: reason, as: UTF8.self))
                     return false
                 }
                 return !finished
@@ -176,69 +231,13 @@ public final class WebSocketClientConnection {
         return stop ? -1 : 0
     }
 
-    private func enqueueControl(_ opcode: UInt8, _ payload: [UInt8]) {
-        outbound.append((opcode, payload))
-        requestWritable()
-    }
-
-    private func write(_ bytes: [UInt8], to wsi: OpaquePointer) -> Int32 {
-        client.ensureSendCapacity(bytes.count)
-        let base = client.sendBuffer + CLibWebSockets_LWS_PRE
-        bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        return lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP) < 0 ? -1 : 0
-    }
-
-    /// Header (2, 4 or 10 bytes) plus 4 bytes of mask plus the payload.
-    private static func frameSize(_ payloadCount: Int) -> Int {
-        (payloadCount < 126 ? 2 : (payloadCount <= 0xFFFF ? 4 : 10)) + 4 + payloadCount
-    }
-
-    /// Writes one masked frame into the send buffer at `offset`; returns its size.
-    private func frame(opcode: UInt8, payload: [UInt8], at offset: Int) -> Int {
-        let out = (client.sendBuffer + CLibWebSockets_LWS_PRE + offset).assumingMemoryBound(to: UInt8.self)
-        let count = payload.count
-        out[0] = 0x80 | opcode
-        var index = 2
-        if count < 126 {
-            out[1] = 0x80 | UInt8(count)
-        } else if count <= 0xFFFF {
-            out[1] = 0x80 | 126
-            out[2] = UInt8(truncatingIfNeeded: count >> 8)
-            out[3] = UInt8(truncatingIfNeeded: count)
-            index = 4
-        } else {
-            out[1] = 0x80 | 127
-            for byte in 0..<8 { out[2 + byte] = UInt8(truncatingIfNeeded: UInt64(count) >> (56 - 8 * UInt64(byte))) }
-            index = 10
-        }
-        let mask: UInt32 = maskGenerator.next()
-        withUnsafeBytes(of: mask) { (out + index).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4) }
-        let body = out + index + 4
-        payload.withUnsafeBytes { source in
-            // Eight bytes at a time with the key repeated, then the tail byte by byte.
-            let wide = UInt64(mask) | UInt64(mask) << 32
-            var position = 0
-            while position + 8 <= count {
-                let word = source.loadUnaligned(fromByteOffset: position, as: UInt64.self) ^ wide
-                UnsafeMutableRawPointer(body + position).storeBytes(of: word, as: UInt64.self)
-                position += 8
-            }
-            withUnsafeBytes(of: mask) { key in
-                while position < count {
-                    body[position] = source[position] ^ key[position & 3]
-                    position += 1
-                }
-            }
-        }
-        return index + 4 + count
-    }
-
     /// Reports the end exactly once and drops every reference lws or the client held.
     func finish(code: UInt16?, reason: String) {
         guard !finished else { return }
         finished = true
         wsi = nil
         outbound.removeAll()
+        waiting = []
         queuedBytes = 0
         freeCStrings()
         client.connections[id] = nil

@@ -1,10 +1,9 @@
 internal import CLibWebSockets
-import DequeModule
 
 /// One accepted WebSocket connection. Loop-bound: use it only on the server's loop thread.
 ///
-/// Outbound frames are queued and written, coalesced, when the socket is writeable; the owner watches
-/// `queuedBytes` to detect slow clients and can `discardQueue()` them.
+/// Outbound frames are copied into one buffer and written, coalesced, when the socket is writeable; the owner
+/// watches `queuedBytes` to detect slow clients and can `discardQueue()` them.
 public final class WebSocketConnection {
     /// Unique per server, never reused.
     public let id: UInt64
@@ -17,7 +16,10 @@ public final class WebSocketConnection {
     /// The owner's per-connection state.
     public var context: AnyObject?
     /// Bytes queued but not yet handed to the socket (frames given to lws are no longer counted).
-    public private(set) var queuedBytes = 0
+    public var queuedBytes: Int { outbound.count }
+    /// Bytes handed to the socket since the connection opened. A frame queued when `writtenBytes + queuedBytes`
+    /// was `n` has left once `writtenBytes` reaches `n`.
+    public private(set) var writtenBytes = 0
     /// Whether the connection is open and not closing.
     public var isOpen: Bool { wsi != nil && pendingClose == nil }
 
@@ -25,7 +27,9 @@ public final class WebSocketConnection {
     private let keptHeaders: [(name: String, value: String)]
     var wsi: OpaquePointer?
     unowned let server: WebSocketServer
-    var queue = Deque<OutboundFrame>()
+    var outbound = OutboundBuffer()
+    /// The owner asked for `connectionDidDrain` once everything queued has left.
+    var drainNoticeRequested = false
     var assembler = MessageAssembler()
     var pendingClose: (code: UInt16, reason: [UInt8])?
     var writeRequested = false
@@ -60,21 +64,23 @@ public final class WebSocketConnection {
     /// Queues a frame; the same frame object may be queued on any number of connections. Ignored once closing.
     public func send(_ frame: OutboundFrame) {
         guard wsi != nil, pendingClose == nil else { return }
-        queue.append(frame)
-        queuedBytes += frame.byteCount
+        frame.storage.withUnsafeBytes { outbound.append(UnsafeRawBufferPointer(rebasing: $0[CLibWebSockets_LWS_PRE...])) }
         requestWritable()
     }
 
-    /// Drops every frame not yet handed to the socket (the wire stays valid: lws holds only whole frames' tails),
-    /// returning them so the owner can keep what must not be lost.
+    /// Drops every frame not yet handed to the socket (the wire stays valid: lws holds only whole frames' tails);
+    /// returns how many bytes were dropped. Frames queued up to `writtenBytes` had already left.
     @discardableResult
-    public func discardQueue() -> [OutboundFrame] {
-        let dropped = Array(queue)
-        queue.removeAll()
-        queuedBytes = 0
-        // The drain callback then comes once the peer has taken what lws still holds.
-        requestWritable()
+    public func discardQueue() -> Int {
+        let dropped = outbound.count
+        outbound.removeAll()
         return dropped
+    }
+
+    /// Asks for one `connectionDidDrain` once nothing is queued here and the peer has taken what lws held.
+    public func notifyWhenDrained() {
+        drainNoticeRequested = true
+        requestWritable()
     }
 
     /// Sends everything already queued, then a close frame with `code`; `connectionDidClose` follows.
@@ -108,48 +114,34 @@ public final class WebSocketConnection {
     func handleWriteable() -> Int32 {
         writeRequested = false
         guard let wsi else { return -1 }
-        guard let first = queue.first else {
+        guard outbound.count > 0 else {
             if let close = pendingClose {
                 var reason = close.reason
                 lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
                 return -1
             }
             // Writable with nothing queued and nothing held by lws: the peer has taken everything.
-            server.delegate.connectionDidDrain(self)
+            drainedNotice()
             return 0
         }
         let limit = server.configuration.coalesceBytes
-        let pre = CLibWebSockets_LWS_PRE
-        let result: Int32
-        if first.byteCount >= limit {
-            // Too big to coalesce: write it straight from the shared frame (lws only reads it for RAW writes).
-            queue.removeFirst()
-            queuedBytes -= first.byteCount
-            result = first.storage.withUnsafeBufferPointer { bytes in
-                lws_write(
-                    wsi, UnsafeMutablePointer(mutating: bytes.baseAddress! + pre), first.byteCount, LWS_WRITE_HTTP)
-            }
-        } else {
-            let base = server.writeBuffer + pre
-            var used = 0
-            while let frame = queue.first, used + frame.byteCount <= limit {
-                frame.storage.withUnsafeBytes { bytes in
-                    (base + used).copyMemory(from: bytes.baseAddress! + pre, byteCount: frame.byteCount)
-                }
-                used += frame.byteCount
-                queue.removeFirst()
-            }
-            queuedBytes -= used
-            result = lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), used, LWS_WRITE_HTTP)
-        }
-        if result < 0 { return -1 }
-        if queue.isEmpty {
+        let length = outbound.count <= limit ? outbound.count : outbound.wholeFrames(upTo: limit)
+        if lws_write(wsi, outbound.head, length, LWS_WRITE_HTTP) < 0 { return -1 }
+        outbound.removeFirst(length)
+        writtenBytes += length
+        if outbound.count == 0 {
             if pendingClose != nil { requestWritable() }
-            server.delegate.connectionDidDrain(self)
+            drainedNotice()
         } else {
             requestWritable()
         }
         return 0
+    }
+
+    private func drainedNotice() {
+        guard drainNoticeRequested else { return }
+        drainNoticeRequested = false
+        server.delegate.connectionDidDrain(self)
     }
 
     /// `LWS_CALLBACK_RECEIVE`: feeds one chunk to the assembler.
@@ -168,8 +160,7 @@ public final class WebSocketConnection {
     /// `LWS_CALLBACK_CLOSED` (or context teardown): reports the close exactly once.
     func handleClosed() {
         wsi = nil
-        queue.removeAll()
-        queuedBytes = 0
+        outbound.removeAll()
         guard !didClose else { return }
         didClose = true
         server.connections[id] = nil

@@ -7,8 +7,8 @@ public protocol WebSocketServerDelegate: AnyObject {
     func connectionDidOpen(_ connection: WebSocketConnection)
     /// One whole message arrived.
     func connection(_ connection: WebSocketConnection, didReceive message: InboundMessage)
-    /// Everything queued has been handed to the socket, or the connection became writable with nothing queued
-    /// (after `discardQueue`, once the peer has taken what libwebsockets still held).
+    /// Once after `notifyWhenDrained()`: everything queued has been handed to the socket (after `discardQueue`:
+    /// the peer has taken what libwebsockets still held). Not called otherwise, so writes cost no callback.
     func connectionDidDrain(_ connection: WebSocketConnection)
     /// The connection is gone, whoever closed it; called exactly once per opened connection.
     func connectionDidClose(_ connection: WebSocketConnection)

@@ -191,10 +191,12 @@ struct WebSocketServerTests {
             }
             #expect(stalled)
             let drainsBefore = delegate.recorder.count { $0 == .drained(1) }
+            #expect(drainsBefore == 0, "drain notices only come when asked for")
             server.loop.execute {
                 guard let connection = delegate.connections[1] else { return }
                 connection.discardQueue()
                 precondition(connection.queuedBytes == 0)
+                connection.notifyWhenDrained()
                 connection.send(OutboundFrame(text: "marker"))
             }
             socket.setReceiving(true)

@@ -1,0 +1,109 @@
+internal import CLibWebSockets
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// The bytes of whole frames waiting for one connection, contiguous so that one write hands them all to the
+/// socket, with the `LWS_PRE` headroom libwebsockets requires in front.
+///
+/// A broadcast copies its frame in here (a memcpy of a few hundred bytes) instead of queueing a reference: no
+/// reference count traffic per delivery, and the write needs no gathering. An empty buffer holds no memory, so idle
+/// connections cost nothing here.
+struct OutboundBuffer: ~Copyable {
+    /// `LWS_PRE` bytes of headroom, then `capacity` bytes; nil while empty.
+    private var base: UnsafeMutableRawPointer?
+    private var capacity = 0
+    /// The unsent bytes are `start..<end`, counted after the headroom.
+    private var start = 0
+    private var end = 0
+
+    init() {}
+
+    deinit { free(base) }
+
+    /// Bytes waiting.
+    var count: Int { end - start }
+
+    /// The first waiting byte, with `LWS_PRE` writable bytes before it (already sent ones, or the headroom).
+    var head: UnsafeMutablePointer<UInt8> {
+        (base! + CLibWebSockets_LWS_PRE + start).assumingMemoryBound(to: UInt8.self)
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        appendUninitialized(bytes.count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+    }
+
+    /// Adds `count` bytes at the end and returns where they start, for the caller to fill in.
+    mutating func appendUninitialized(_ count: Int) -> UnsafeMutableRawPointer {
+        if end + count > capacity { makeRoom(for: count) }
+        defer { end += count }
+        return base! + CLibWebSockets_LWS_PRE + end
+    }
+
+    /// Forgets the first `length` bytes (they were written); memory goes back once nothing is left.
+    mutating func removeFirst(_ length: Int) {
+        start += length
+        if start == end { removeAll() }
+    }
+
+    mutating func removeAll() {
+        free(base)
+        base = nil
+        capacity = 0
+        start = 0
+        end = 0
+    }
+
+    /// How many leading bytes to write when they are more than `limit`: the whole frames that fit, or the first
+    /// frame alone when it is bigger. The buffer holds only frames this server built, so their headers are trusted.
+    func wholeFrames(upTo limit: Int) -> Int {
+        let bytes = UnsafeRawPointer(head)
+        var length = 0
+        while length < count {
+            let size = Self.frameSize(at: bytes + length)
+            if length > 0, length + size > limit { break }
+            length += size
+            if length >= limit { break }
+        }
+        return length
+    }
+
+    /// Header plus payload of the unmasked frame at `frame`.
+    private static func frameSize(at frame: UnsafeRawPointer) -> Int {
+        let short = Int(frame.load(fromByteOffset: 1, as: UInt8.self) & 0x7F)
+        switch short {
+        case 126:
+            return 4 + (Int(frame.load(fromByteOffset: 2, as: UInt8.self)) << 8
+                | Int(frame.load(fromByteOffset: 3, as: UInt8.self)))
+        case 127:
+            var length = 0
+            for index in 2..<10 { length = length << 8 | Int(frame.load(fromByteOffset: index, as: UInt8.self)) }
+            return 10 + length
+        default:
+            return 2 + short
+        }
+    }
+
+    /// Moves the waiting bytes to the front, into a bigger allocation when they and `extra` do not fit.
+    private mutating func makeRoom(for extra: Int) {
+        let waiting = count
+        if let base, waiting + extra <= capacity {
+            let front = base + CLibWebSockets_LWS_PRE
+            memmove(front, front + start, waiting)
+        } else {
+            let grown = max(512, 2 * (waiting + extra))
+            let fresh = malloc(CLibWebSockets_LWS_PRE + grown)!
+            if let base {
+                (fresh + CLibWebSockets_LWS_PRE).copyMemory(from: base + CLibWebSockets_LWS_PRE + start, byteCount: waiting)
+                free(base)
+            }
+            base = fresh
+            capacity = grown
+        }
+        start = 0
+        end = waiting
+    }
+}
