@@ -94,7 +94,8 @@ struct OutboundBuffer: ~Copyable {
             let front = base + CLibWebSockets_LWS_PRE
             memmove(front, front + start, waiting)
         } else {
-            let grown = max(512, 2 * (waiting + extra))
+            // A few kilobytes hold a typical turn's frames without growing again.
+            let grown = max(4096 - CLibWebSockets_LWS_PRE, 2 * (waiting + extra))
             let fresh = malloc(CLibWebSockets_LWS_PRE + grown)!
             if let base {
                 (fresh + CLibWebSockets_LWS_PRE).copyMemory(from: base + CLibWebSockets_LWS_PRE + start, byteCount: waiting)

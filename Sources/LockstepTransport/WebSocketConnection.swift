@@ -64,7 +64,7 @@ public final class WebSocketConnection {
     /// Queues a frame; the same frame object may be queued on any number of connections. Ignored once closing.
     public func send(_ frame: OutboundFrame) {
         guard wsi != nil, pendingClose == nil else { return }
-        frame.storage.withUnsafeBytes { outbound.append(UnsafeRawBufferPointer(rebasing: $0[CLibWebSockets_LWS_PRE...])) }
+        outbound.append(UnsafeRawBufferPointer(frame.bytes))
         requestWritable()
     }
 
