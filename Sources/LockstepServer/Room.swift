@@ -16,8 +16,13 @@ final class Room {
 
     let name: String
     var store: any RoomStore
+    /// Every released patch and presence, once for all clients; each client's connection follows it.
+    let stream: BroadcastStream
     /// Clients in join order (presence lists them so).
     private(set) var sessions: [Session] = []
+    /// Clients whose snapshot is ahead of the released version (changes were being written when they joined):
+    /// they follow the stream once the patch of their version is out.
+    private(set) var waiting: [Session] = []
     private(set) var log: Deque<LoggedPatch> = []
     private let resumeWindow: Int
     private var cachedState: (version: Int, bytes: [UInt8])?
@@ -28,9 +33,10 @@ final class Room {
     /// When the last presence went out.
     var lastPresence: ContinuousClock.Instant?
 
-    init(name: String, store: any RoomStore, resumeWindow: Int, recent: [LoggedPatch] = []) {
+    init(name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = []) {
         self.name = name
         self.store = store
+        self.stream = stream
         self.resumeWindow = resumeWindow
         self.log = Deque(recent.suffix(resumeWindow))
         self.releasedVersion = store.version
@@ -42,6 +48,18 @@ final class Room {
 
     func leave(_ session: Session) {
         sessions.removeAll { $0 === session }
+        waiting.removeAll { $0 === session }
+        session.connection.unfollow()
+    }
+
+    /// Has `session`'s client receive the room's broadcasts from now on: at once if its mirror is at the released
+    /// version, else once the patch of its version has gone out.
+    func follow(_ session: Session) {
+        if session.syncedVersion <= releasedVersion {
+            session.connection.follow(stream)
+        } else {
+            waiting.append(session)
+        }
     }
 
     /// The newest version whose patch went out; the store may be ahead while changes are being written.
@@ -49,11 +67,18 @@ final class Room {
     /// Changes since the last stored snapshot.
     var changesSinceSnapshot = 0
 
-    /// Remembers a patch that went out, for resuming clients and `history`.
-    func release(_ patch: LoggedPatch) {
+    /// Broadcasts a patch whose change is stored, and remembers it for resuming clients and `history`; returns the
+    /// clients that were waiting for it, now following the stream.
+    func release(_ patch: LoggedPatch) -> [Session] {
         log.append(patch)
         if log.count > resumeWindow { log.removeFirst() }
         releasedVersion = patch.version
+        stream.append(patch.frame)
+        guard !waiting.isEmpty else { return [] }
+        let caughtUp = waiting.filter { $0.syncedVersion <= releasedVersion }
+        waiting.removeAll { $0.syncedVersion <= releasedVersion }
+        for session in caughtUp { session.connection.follow(stream) }
+        return caughtUp
     }
 
     /// The patches after `version`, if the room still has all of them.

@@ -4,6 +4,9 @@ import LockstepTransport
 
 /// One client connection in one room, as the server sees it.
 ///
+/// Patches and presence reach the client through the room's stream, which its connection follows; replies (acks,
+/// errors, history, snapshots) are sent to it alone, in order with the stream.
+///
 /// Loop-bound: touched only by ``SyncServer`` on the transport's thread.
 final class Session {
     let connection: WebSocketConnection
@@ -14,19 +17,18 @@ final class Session {
     /// Whether the client may change the room (a `read` token may not).
     let canWrite: Bool
     var limiter: RateLimiter
-    /// The version this client's mirror has reached; patches up to it are not sent again.
+    /// The version this client's mirror has reached (its snapshot's, or its resume's); patches up to it are not
+    /// sent again.
     var syncedVersion: Int
-    /// True once a queue overflow dropped patches: the client gets a fresh snapshot when it drains.
+    /// True once the client fell behind its stream: it gets a fresh snapshot when its socket drains.
     private(set) var needsSnapshot = false
     /// Replies (acks, errors, history) held back until the snapshot is queued.
     private var owed: [OutboundFrame] = []
-    /// Replies handed to the transport that may not have left yet, each with the connection's byte position at
-    /// its end; an overflow that drops the queue keeps those still in it.
+    /// Replies handed to the transport that may not have left yet, each with the connection's `sentBytes` at its
+    /// end; falling behind drops the queue but keeps those still in it.
     private var repliesInQueue: Deque<(frame: OutboundFrame, end: Int)> = []
-    private let queueLimit: Int
 
-    init(connection: WebSocketConnection, client: String, name: String, room: Room, canWrite: Bool,
-         rateLimit: Int, queueLimit: Int) {
+    init(connection: WebSocketConnection, client: String, name: String, room: Room, canWrite: Bool, rateLimit: Int) {
         self.connection = connection
         self.client = client
         self.name = name
@@ -34,7 +36,6 @@ final class Session {
         self.canWrite = canWrite
         self.limiter = RateLimiter(perSecond: rateLimit)
         self.syncedVersion = room.releasedVersion
-        self.queueLimit = queueLimit
     }
 
     var peer: Peer { Peer(client: client, name: name) }
@@ -46,28 +47,20 @@ final class Session {
         } else {
             forgetSentReplies()
             connection.send(frame)
-            repliesInQueue.append((frame, connection.writtenBytes + connection.queuedBytes))
+            repliesInQueue.append((frame, connection.sentBytes))
         }
     }
 
-    /// Queues a broadcast frame (patch, presence); returns false if the queue overflowed instead.
-    ///
-    /// Past the queue limit every queued broadcast is dropped and the client is marked to get one
-    /// fresh snapshot when it drains, so it never sees a gap and never slows the room down.
-    @discardableResult
-    func broadcast(_ frame: OutboundFrame) -> Bool {
-        guard !needsSnapshot else { return false }
-        guard connection.queuedBytes + frame.byteCount <= queueLimit else {
-            forgetSentReplies()
-            owed = repliesInQueue.map(\.frame)
-            repliesInQueue.removeAll()
-            connection.discardQueue()
-            connection.notifyWhenDrained()
-            needsSnapshot = true
-            return false
-        }
-        connection.send(frame)
-        return true
+    /// The client fell too far behind the room's stream: every frame still queued is dropped except replies, which
+    /// are owed until the fresh snapshot it gets once its socket drains. It never sees a gap, and never slows the
+    /// room down.
+    func fellBehind() {
+        forgetSentReplies()
+        owed = repliesInQueue.map(\.frame)
+        repliesInQueue.removeAll()
+        connection.discardQueue()
+        connection.notifyWhenDrained()
+        needsSnapshot = true
     }
 
     /// The transport wrote everything queued; returns true if a snapshot is now owed.
@@ -76,20 +69,22 @@ final class Session {
         return needsSnapshot
     }
 
-    /// Drops the replies the connection has handed to the socket.
-    private func forgetSentReplies() {
-        while let first = repliesInQueue.first, first.end <= connection.writtenBytes { repliesInQueue.removeFirst() }
-    }
-
-    /// Queues the owed snapshot, then the replies held back for it.
-    func resynchronise(with snapshot: OutboundFrame, at version: Int, presence: OutboundFrame) {
+    /// Queues the owed snapshot (of `version`), then the replies held back for it; the caller then has the client
+    /// follow the room again.
+    func resynchronise(with snapshot: OutboundFrame, at version: Int) {
         needsSnapshot = false
         syncedVersion = version
         connection.send(snapshot)
         let held = owed
         owed.removeAll()
         for frame in held { reply(frame) }
-        connection.send(presence)
+    }
+
+    /// Drops the replies the connection has handed to the socket.
+    private func forgetSentReplies() {
+        while let first = repliesInQueue.first, first.end <= connection.writtenSentBytes {
+            repliesInQueue.removeFirst()
+        }
     }
 }
 

@@ -40,7 +40,10 @@ extension SyncServer {
             let recent = try log.changes(room: name, after: max(0, version - configuration.resumeWindow))
                 .prefix { $0.version <= version }
                 .compactMap(Self.loggedPatch)
-            let room = Room(name: name, store: replay.store, resumeWindow: configuration.resumeWindow, recent: recent)
+            let room = Room(
+                name: name, store: replay.store, stream: makeStream(), resumeWindow: configuration.resumeWindow,
+                recent: recent
+            )
             room.changesSinceSnapshot = version - (stored.snapshot?.version ?? 0)
             rooms[name] = room
             metrics.rooms.increment()

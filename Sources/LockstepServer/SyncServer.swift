@@ -100,7 +100,7 @@ public actor SyncServer {
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
         let session = Session(
             connection: connection, client: client, name: name, room: room, canWrite: grant.role == .write,
-            rateLimit: configuration.rateLimit, queueLimit: configuration.queueLimitBytes
+            rateLimit: configuration.rateLimit
         )
         connection.context = session
         connectionCount += 1
@@ -114,6 +114,7 @@ public actor SyncServer {
             sendSnapshot(to: session, in: room)
         }
         room.join(session)
+        room.follow(session)
         schedulePresence(in: room)
     }
 
@@ -130,13 +131,20 @@ public actor SyncServer {
         schedulePresence(in: session.room)
     }
 
+    func fellBehind(_ connection: WebSocketConnection) {
+        guard let session = connection.context as? Session else { return }
+        session.fellBehind()
+        metrics.droppedQueues.increment()
+    }
+
     func drained(_ connection: WebSocketConnection) {
         guard let session = connection.context as? Session, session.drained() else { return }
         do {
             let room = session.room
-            let presence = room.presenceFrame(limit: configuration.presenceLimit)
-            session.resynchronise(
-                with: try room.snapshot(for: session.client), at: room.store.version, presence: presence)
+            session.resynchronise(with: try room.snapshot(for: session.client), at: room.store.version)
+            room.follow(session)
+            // Presence that went out while it was behind is lost to it: the current list follows its snapshot.
+            session.connection.send(room.presenceFrame(limit: configuration.presenceLimit))
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
         }
@@ -238,30 +246,17 @@ public actor SyncServer {
         commit(patch, in: room, message: bytes, inverse: change.inverse)
     }
 
-    /// Puts a released patch on the wire, to every client whose mirror does not have it yet.
+    /// Puts a released patch on the wire, once, for every client following the room.
     func broadcast(_ patch: Room.LoggedPatch, in room: Room) {
-        room.release(patch)
+        let joined = room.release(patch)
         metrics.patches.increment()
-        var delivered = 0
-        var dropped = 0
-        let frame = patch.frame
-        room.sessions.withUnsafeBufferPointer { sessions in
-            for index in sessions.indices {
-                // Borrowed, not retained: a retain and release per client were a sixth of the broadcast's cost.
-                // The array keeps every session alive, and holding its buffer forbids changing it during the loop.
-                unowned(unsafe) let session = sessions[index]
-                guard session.syncedVersion < patch.version else { continue }
-                if session.broadcast(frame) {
-                    session.syncedVersion = patch.version
-                    delivered += 1
-                } else {
-                    dropped += 1
-                }
-            }
+        let followers = room.stream.followerCount - joined.count
+        metrics.deliveries.increment(by: Int64(followers))
+        metrics.bytesQueued.increment(by: Int64(followers * patch.frame.byteCount))
+        for session in joined {
+            // Presence that went out while it waited is lost to it.
+            session.connection.send(room.presenceFrame(limit: configuration.presenceLimit))
         }
-        if dropped > 0 { metrics.droppedQueues.increment(by: Int64(dropped)) }
-        metrics.deliveries.increment(by: Int64(delivered))
-        metrics.bytesQueued.increment(by: Int64(delivered * patch.frame.byteCount))
     }
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
@@ -296,12 +291,17 @@ public actor SyncServer {
         case .absent: break
         }
         let room = Room(
-            name: name, store: configuration.app.makeStore(undoDepth: configuration.undoDepth),
+            name: name, store: configuration.app.makeStore(undoDepth: configuration.undoDepth), stream: makeStream(),
             resumeWindow: configuration.resumeWindow
         )
         rooms[name] = room
         metrics.rooms.increment()
         return room
+    }
+
+    /// A room's broadcast stream: a client more than the queue limit behind it gets a fresh snapshot instead.
+    func makeStream() -> BroadcastStream {
+        BroadcastStream(server: transport, lagLimit: configuration.queueLimitBytes)
     }
 
     // MARK: - Presence
@@ -327,8 +327,7 @@ public actor SyncServer {
         guard room.presenceDirty else { return }
         room.presenceDirty = false
         room.lastPresence = .now
-        let frame = room.presenceFrame(limit: configuration.presenceLimit)
-        for session in room.sessions { session.broadcast(frame) }
+        room.stream.append(room.presenceFrame(limit: configuration.presenceLimit))
     }
 
     // MARK: - Effects

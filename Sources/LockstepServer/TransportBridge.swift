@@ -41,6 +41,11 @@ final class TransportBridge: WebSocketServerDelegate, Sendable {
         current?.assumeIsolated { $0.drained(connection.value) }
     }
 
+    func connectionDidFallBehind(_ connection: WebSocketConnection) {
+        let connection = OnLoop(connection)
+        current?.assumeIsolated { $0.fellBehind(connection.value) }
+    }
+
     func connectionDidClose(_ connection: WebSocketConnection) {
         perAddress.withLock { $0.closed(connection.peerAddress) }
         let connection = OnLoop(connection)

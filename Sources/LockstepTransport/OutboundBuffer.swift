@@ -57,36 +57,6 @@ struct OutboundBuffer: ~Copyable {
         end = 0
     }
 
-    /// How many leading bytes to write when they are more than `limit`: the whole frames that fit, or the first
-    /// frame alone when it is bigger. The buffer holds only frames this server built, so their headers are trusted.
-    func wholeFrames(upTo limit: Int) -> Int {
-        let bytes = UnsafeRawPointer(head)
-        var length = 0
-        while length < count {
-            let size = Self.frameSize(at: bytes + length)
-            if length > 0, length + size > limit { break }
-            length += size
-            if length >= limit { break }
-        }
-        return length
-    }
-
-    /// Header plus payload of the unmasked frame at `frame`.
-    private static func frameSize(at frame: UnsafeRawPointer) -> Int {
-        let short = Int(frame.load(fromByteOffset: 1, as: UInt8.self) & 0x7F)
-        switch short {
-        case 126:
-            return 4 + (Int(frame.load(fromByteOffset: 2, as: UInt8.self)) << 8
-                | Int(frame.load(fromByteOffset: 3, as: UInt8.self)))
-        case 127:
-            var length = 0
-            for index in 2..<10 { length = length << 8 | Int(frame.load(fromByteOffset: index, as: UInt8.self)) }
-            return 10 + length
-        default:
-            return 2 + short
-        }
-    }
-
     /// Moves the waiting bytes to the front, into a bigger allocation when they and `extra` do not fit.
     private mutating func makeRoom(for extra: Int) {
         let waiting = count

@@ -2,8 +2,9 @@ internal import CLibWebSockets
 
 /// One accepted WebSocket connection. Loop-bound: use it only on the server's loop thread.
 ///
-/// Outbound frames are copied into one buffer and written, coalesced, when the socket is writeable; the owner
-/// watches `queuedBytes` to detect slow clients and can `discardQueue()` them.
+/// A connection receives frames sent to it alone (`send`) and, when it follows a ``BroadcastStream``, the stream's
+/// frames, in the order they were sent and appended. Its own frames are copied into one buffer; stream frames are
+/// written straight from the stream. Each writeable callback hands as many waiting frames as fit to one write.
 public final class WebSocketConnection {
     /// Unique per server, never reused.
     public let id: UInt64
@@ -15,11 +16,13 @@ public final class WebSocketConnection {
     public let peerAddress: String
     /// The owner's per-connection state.
     public var context: AnyObject?
-    /// Bytes queued but not yet handed to the socket (frames given to lws are no longer counted).
-    public var queuedBytes: Int { outbound.count }
-    /// Bytes handed to the socket since the connection opened. A frame queued when `writtenBytes + queuedBytes`
-    /// was `n` has left once `writtenBytes` reaches `n`.
-    public private(set) var writtenBytes = 0
+    /// Bytes waiting, sent or followed, not yet handed to the socket (frames given to lws are no longer counted).
+    public var queuedBytes: Int { outbound.count + (stream.map { $0.head - streamPosition } ?? 0) }
+    /// Bytes of frames sent to this connection (`send`) and handed to the socket since it opened. A frame sent when
+    /// `sentBytes` was `n` has left once `writtenSentBytes` reaches `n`.
+    public private(set) var writtenSentBytes = 0
+    /// Bytes of frames sent to this connection (`send`) since it opened, whether written or not.
+    public private(set) var sentBytes = 0
     /// Whether the connection is open and not closing.
     public var isOpen: Bool { wsi != nil && pendingClose == nil }
 
@@ -28,6 +31,14 @@ public final class WebSocketConnection {
     var wsi: OpaquePointer?
     unowned let server: WebSocketServer
     var outbound = OutboundBuffer()
+    /// The stream this connection follows, and the position in it up to which frames were handed to the socket.
+    var stream: BroadcastStream?
+    var streamPosition = 0
+    /// Where this connection is in its stream's follower list.
+    var followerIndex = -1
+    /// The frames in `outbound` go out at stream positions: each segment's bytes (up to `end`, in `sentBytes`)
+    /// once the stream has been written up to `position`.
+    var segments: [(position: Int, end: Int)] = []
     /// The owner asked for `connectionDidDrain` once everything queued has left.
     var drainNoticeRequested = false
     var assembler = MessageAssembler()
@@ -61,19 +72,54 @@ public final class WebSocketConnection {
         return keptHeaders.first { $0.name == wanted }?.value
     }
 
-    /// Queues a frame; the same frame object may be queued on any number of connections. Ignored once closing.
+    /// Queues a frame for this connection alone, after everything already sent to it or appended to its stream.
+    /// The same frame object may be sent to any number of connections. Ignored once closing.
     public func send(_ frame: OutboundFrame) {
         guard wsi != nil, pendingClose == nil else { return }
         outbound.append(UnsafeRawBufferPointer(frame.bytes))
+        sentBytes += frame.byteCount
+        let position = stream?.head ?? streamPosition
+        if let last = segments.last, last.position == position {
+            segments[segments.count - 1].end = sentBytes
+        } else {
+            segments.append((position, sentBytes))
+        }
         requestWritable()
     }
 
-    /// Drops every frame not yet handed to the socket (the wire stays valid: lws holds only whole frames' tails);
-    /// returns how many bytes were dropped. Frames queued up to `writtenBytes` had already left.
+    /// Receives, from now on, every frame appended to `stream` (after what was sent to it before); stops following
+    /// any other stream.
+    public func follow(_ stream: BroadcastStream) {
+        unfollow()
+        guard wsi != nil else { return }
+        self.stream = stream
+        stream.add(self)
+    }
+
+    /// Stops receiving the stream's frames, dropping those not yet written.
+    public func unfollow() {
+        guard let stream else { return }
+        stream.remove(self)
+        self.stream = nil
+        // Frames sent from now on go out after everything already due.
+        for index in segments.indices { segments[index].position = streamPosition }
+    }
+
+    /// The stream went away: what it still held for this connection is gone with it.
+    func streamDidEnd() {
+        stream = nil
+        for index in segments.indices { segments[index].position = streamPosition }
+    }
+
+    /// Drops every frame sent to this connection and not yet handed to the socket (the wire stays valid: lws holds
+    /// only whole frames' tails), and stops following its stream; returns how many bytes were dropped.
     @discardableResult
     public func discardQueue() -> Int {
-        let dropped = outbound.count
+        let dropped = queuedBytes
+        unfollow()
         outbound.removeAll()
+        segments.removeAll()
+        sentBytes = writtenSentBytes
         return dropped
     }
 
@@ -114,26 +160,39 @@ public final class WebSocketConnection {
     func handleWriteable() -> Int32 {
         writeRequested = false
         guard let wsi else { return -1 }
-        guard outbound.count > 0 else {
+        let limit = server.configuration.coalesceBytes
+        let bytes: UnsafeRawBufferPointer
+        if let segment = segments.first, segment.position <= streamPosition {
+            let due = segment.end - writtenSentBytes
+            let length = due <= limit ? due : FrameHeader.wholeFrames(at: outbound.head, count: due, upTo: limit)
+            bytes = UnsafeRawBufferPointer(start: outbound.head, count: length)
+        } else if let stream, streamPosition < stream.head {
+            bytes = stream.span(from: streamPosition, to: segments.first?.position ?? stream.head, limit: limit)
+        } else {
             if let close = pendingClose {
                 var reason = close.reason
                 lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
                 return -1
             }
-            // Writable with nothing queued and nothing held by lws: the peer has taken everything.
+            // Writable with nothing waiting and nothing held by lws: the peer has taken everything.
             drainedNotice()
             return 0
         }
-        let limit = server.configuration.coalesceBytes
-        let length = outbound.count <= limit ? outbound.count : outbound.wholeFrames(upTo: limit)
-        if lws_write(wsi, outbound.head, length, LWS_WRITE_HTTP) < 0 { return -1 }
-        outbound.removeFirst(length)
-        writtenBytes += length
-        if outbound.count == 0 {
+        let pointer = UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        if lws_write(wsi, pointer, bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
+        if let segment = segments.first, segment.position <= streamPosition {
+            outbound.removeFirst(bytes.count)
+            writtenSentBytes += bytes.count
+            if writtenSentBytes == segment.end { segments.removeFirst() }
+        } else if let stream {
+            streamPosition += bytes.count
+            if streamPosition == stream.head { stream.caughtUp() }
+        }
+        if !segments.isEmpty || (stream.map { streamPosition < $0.head } ?? false) {
+            requestWritable()
+        } else {
             if pendingClose != nil { requestWritable() }
             drainedNotice()
-        } else {
-            requestWritable()
         }
         return 0
     }
@@ -160,7 +219,9 @@ public final class WebSocketConnection {
     /// `LWS_CALLBACK_CLOSED` (or context teardown): reports the close exactly once.
     func handleClosed() {
         wsi = nil
+        unfollow()
         outbound.removeAll()
+        segments.removeAll()
         guard !didClose else { return }
         didClose = true
         server.connections[id] = nil

@@ -55,6 +55,8 @@ public final class WebSocketServer: @unchecked Sendable {
     let delegate: any WebSocketServerDelegate
     var connections: [UInt64: WebSocketConnection] = [:]
     var nextID: UInt64 = 1
+    /// Streams that had frames appended this loop turn; their followers are woken once, at the turn's end.
+    private var streamsToWake: [BroadcastStream] = []
     /// `LWS_PRE` + `coalesceBytes`: the one buffer every coalesced write and HTTP body chunk is built in.
     let writeBuffer: UnsafeMutableRawPointer
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -111,6 +113,17 @@ public final class WebSocketServer: @unchecked Sendable {
         }, onDestroyed: { [unowned self] in
             for connection in Array(self.connections.values) { connection.handleClosed() }
         })
+    }
+
+    /// Wakes `stream`'s followers on the next loop turn, after every frame appended in this one.
+    func scheduleWake(_ stream: BroadcastStream) {
+        streamsToWake.append(stream)
+        guard streamsToWake.count == 1 else { return }
+        loop.execute { [self] in
+            let streams = streamsToWake
+            streamsToWake = []
+            for stream in streams { stream.wake() }
+        }
     }
 
     deinit {

@@ -10,6 +10,9 @@ public protocol WebSocketServerDelegate: AnyObject {
     /// Once after `notifyWhenDrained()`: everything queued has been handed to the socket (after `discardQueue`:
     /// the peer has taken what libwebsockets still held). Not called otherwise, so writes cost no callback.
     func connectionDidDrain(_ connection: WebSocketConnection)
+    /// The connection fell more than its stream's `lagLimit` behind and no longer follows it; what it missed is
+    /// gone. The owner decides how it catches up (Lockstep sends a fresh snapshot).
+    func connectionDidFallBehind(_ connection: WebSocketConnection)
     /// The connection is gone, whoever closed it; called exactly once per opened connection.
     func connectionDidClose(_ connection: WebSocketConnection)
     /// Answers a plain HTTP request on the same port.
@@ -21,4 +24,9 @@ public protocol WebSocketServerDelegate: AnyObject {
 extension WebSocketServerDelegate {
     /// By default nothing happens after a wake.
     public func loopDidWake() {}
+
+    /// By default a connection that fell behind is closed (1008), since it can no longer be kept consistent.
+    public func connectionDidFallBehind(_ connection: WebSocketConnection) {
+        connection.close(code: 1008, reason: "fell too far behind")
+    }
 }
