@@ -38,6 +38,8 @@ public final class BroadcastStream {
     private(set) var followers: [Unmanaged<WebSocketConnection>] = []
     /// How many connections follow the stream.
     public var followerCount: Int { followers.count }
+    /// Bytes of frame storage held for followers that have not written them yet.
+    public var storedBytes: Int { chunks.reduce(0) { $0 + $1.capacity } }
     /// Followers whose position is before `head`; when none is, no chunk is needed any more.
     private var behind = 0
     /// A wake is scheduled for the next loop turn.

@@ -27,6 +27,7 @@ enum Event: Sendable, Equatable {
     case opened(UInt64)
     case received(UInt64, InboundMessage)
     case drained(UInt64)
+    case fellBehind(UInt64)
     case closed(UInt64)
     case http(String)
 }
@@ -102,6 +103,8 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
     var lastAuthorization: String?
     var onOpen: ((WebSocketConnection) -> Void)?
     var httpBody: [UInt8] = Array("hello over http".utf8)
+    /// The stream `follow`, `append:` and `flood:` messages use; created on the loop by the test.
+    var stream: BroadcastStream?
 
     func shouldAccept(_ request: UpgradeRequest) -> Bool {
         lastUpgradePath = request.path
@@ -126,6 +129,23 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
             } else if text.hasPrefix("broadcast:") {
                 let frame = OutboundFrame(text: String(text.dropFirst(10)))
                 for other in connections.values { other.send(frame) }
+            } else if text == "follow", let stream {
+                connection.follow(stream)
+            } else if text.hasPrefix("append:") {
+                stream?.append(OutboundFrame(text: String(text.dropFirst(7))))
+            } else if text.hasPrefix("send:") {
+                connection.send(OutboundFrame(text: String(text.dropFirst(5))))
+            } else if text.hasPrefix("script:") {
+                // `script:a1,+s1` sends a1 to this connection and appends s1 to the stream, in that order.
+                for step in text.dropFirst(7).split(separator: ",") {
+                    if step.hasPrefix("+") {
+                        stream?.append(OutboundFrame(text: String(step.dropFirst())))
+                    } else {
+                        connection.send(OutboundFrame(text: String(step)))
+                    }
+                }
+            } else if text.hasPrefix("flood:"), let range = Self.range(text.dropFirst(6)) {
+                for index in range { stream?.append(OutboundFrame(text: Self.floodFrame(index))) }
             } else if text == "close1008" {
                 connection.close(code: 1008, reason: "policy")
             } else {
@@ -140,6 +160,22 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
 
     func connectionDidDrain(_ connection: WebSocketConnection) {
         recorder.record(.drained(connection.id))
+    }
+
+    func connectionDidFallBehind(_ connection: WebSocketConnection) {
+        recorder.record(.fellBehind(connection.id))
+    }
+
+    /// Frame `index` of a flood: its number, padded to 4 KiB.
+    static func floodFrame(_ index: Int) -> String {
+        let label = "f\(index)-"
+        return label + String(repeating: "x", count: 4096 - label.utf8.count)
+    }
+
+    /// `a-b` as `a..<b`.
+    private static func range(_ text: Substring) -> Range<Int>? {
+        let parts = text.split(separator: "-").compactMap { Int($0) }
+        return parts.count == 2 && parts[0] <= parts[1] ? parts[0]..<parts[1] : nil
     }
 
     func connectionDidClose(_ connection: WebSocketConnection) {

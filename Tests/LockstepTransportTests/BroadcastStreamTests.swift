@@ -1,0 +1,87 @@
+import Testing
+@testable import LockstepTransport
+
+@Suite(.timeLimit(.minutes(1)))
+struct BroadcastStreamTests {
+    /// Runs `body` on the server's loop and returns its result.
+    private func onLoop<T: Sendable>(_ server: WebSocketServer, _ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in server.loop.execute { continuation.resume(returning: body()) } }
+    }
+
+    private func text(_ message: InboundMessage?) -> String? {
+        guard case .text(let bytes) = message else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func sentAndAppendedFramesArriveInTheOrderTheyWereQueued() async throws {
+        let delegate = TestDelegate()
+        let server = try makeServer(delegate)
+        let client = try WebSocketClient()
+        defer { client.shutdown(); server.shutdown() }
+        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 1 << 20) }
+        try await withTimeout {
+            let writer = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
+            let reader = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
+            reader.send("follow")
+            reader.send("send:following")
+            var readerMessages = reader.messages.makeAsyncIterator()
+            #expect(text(await readerMessages.next()) == "following")
+            writer.send("follow")
+            writer.send("script:a1,+s1,a2,+s2,+s3,a3")
+            writer.send("send:a4")
+            var writerMessages = writer.messages.makeAsyncIterator()
+            var seen: [String] = []
+            for _ in 0..<7 { seen.append(text(await writerMessages.next()) ?? "?") }
+            #expect(seen == ["a1", "s1", "a2", "s2", "s3", "a3", "a4"])
+            var read: [String] = []
+            for _ in 0..<3 { read.append(text(await readerMessages.next()) ?? "?") }
+            #expect(read == ["s1", "s2", "s3"])
+        }
+        #expect(await onLoop(server) { delegate.stream?.storedBytes } == 0, "caught up: no frame is kept")
+    }
+
+    @Test func aFollowerThatStopsReadingFallsBehindAloneAndKeepsAWholePrefix() async throws {
+        let delegate = TestDelegate()
+        let server = try makeServer(delegate)
+        let client = try WebSocketClient()
+        defer { client.shutdown(); server.shutdown() }
+        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 256 * 1024) }
+        try await withTimeout(30) {
+            let stalled = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
+            let reader = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
+            stalled.send("follow")
+            reader.send("follow")
+            stalled.send("send:following")
+            var stalledMessages = stalled.messages.makeAsyncIterator()
+            #expect(text(await stalledMessages.next()) == "following")
+            stalled.setReceiving(false)
+            // 1 000 frames of 4 KiB, 16 at a time (64 KiB, under the lag limit), each batch read by the reader.
+            var readerMessages = reader.messages.makeAsyncIterator()
+            var intact = true
+            for batch in stride(from: 0, to: 1_000, by: 16) {
+                let end = min(batch + 16, 1_000)
+                reader.send("flood:\(batch)-\(end)")
+                for index in batch..<end where text(await readerMessages.next()) != TestDelegate.floodFrame(index) {
+                    intact = false
+                }
+            }
+            #expect(intact, "the reader got every frame, in order")
+            #expect(await delegate.recorder.wait { $0.contains(.fellBehind(1)) })
+            #expect(!delegate.recorder.events.contains(.fellBehind(2)))
+
+            stalled.send("send:after")
+            stalled.setReceiving(true)
+            var prefix = 0
+            var next = text(await stalledMessages.next())
+            while let message = next, message != "after" {
+                #expect(message == TestDelegate.floodFrame(prefix), "frame \(prefix) of the stalled client's prefix")
+                prefix += 1
+                next = text(await stalledMessages.next())
+            }
+            #expect(next == "after")
+            #expect(prefix < 1_000)
+        }
+        #expect(await onLoop(server) { delegate.stream?.followerCount } == 1)
+        #expect(await onLoop(server) { delegate.stream?.storedBytes } == 0)
+    }
+}
