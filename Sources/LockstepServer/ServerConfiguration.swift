@@ -14,7 +14,8 @@ public struct ServerConfiguration: Sendable {
     public var undoDepth = 1000
     /// Largest message a client may send, in bytes; larger ones get `too_large` and close 1009.
     public var maxFrameBytes = 1 << 20
-    /// Bytes queued for one connection before its queued patches are dropped for a later snapshot.
+    /// Bytes of a room's broadcasts a connection may leave unwritten; further behind, it stops receiving them and
+    /// gets a fresh snapshot once it has drained.
     public var queueLimitBytes = 4 << 20
     /// Patches each room keeps so clients can resume with `since=`.
     public var resumeWindow = 10_000

@@ -10,7 +10,7 @@ internal import Darwin
 ///
 /// With a queue per connection, a broadcast to n clients costs n copies and touches every connection's memory; at
 /// thousands of broadcasts a second that memory traffic was the server's limit. Here a broadcast costs one copy,
-/// and the followers are woken once per loop turn however many frames arrived in it.
+/// and the followers are woken once per pass of the loop, however many frames arrived in it.
 ///
 /// A follower that falls more than `lagLimit` bytes behind stops following and is reported to the delegate
 /// (`connectionDidFallBehind`), so one stalled reader neither holds memory nor slows the others.
@@ -42,7 +42,7 @@ public final class BroadcastStream {
     public var storedBytes: Int { chunks.reduce(0) { $0 + $1.capacity } }
     /// Followers whose position is before `head`; when none is, no chunk is needed any more.
     private var behind = 0
-    /// A wake is scheduled for the next loop turn.
+    /// A wake is scheduled for the end of this pass of the loop.
     var wakeScheduled = false
 
     private static let minimumChunk = 4096
@@ -59,7 +59,7 @@ public final class BroadcastStream {
         for chunk in chunks { free(chunk.base) }
     }
 
-    /// Appends one frame for every follower; they are woken at the end of this loop turn.
+    /// Appends one frame for every follower; they are woken at the end of this pass of the loop.
     public func append(_ frame: OutboundFrame) {
         let count = frame.byteCount
         guard count > 0 else { return }
@@ -80,7 +80,7 @@ public final class BroadcastStream {
     }
 
     /// Asks every follower with frames to write for a writeable callback; drops followers that fell too far behind
-    /// and the chunks no follower needs. Runs once per loop turn in which frames were appended.
+    /// and the chunks no follower needs. Runs once per pass of the loop in which frames were appended.
     func wake() {
         wakeScheduled = false
         var oldest = head

@@ -68,7 +68,8 @@ struct OutboundBuffer: ~Copyable {
             let grown = max(4096 - CLibWebSockets_LWS_PRE, 2 * (waiting + extra))
             let fresh = malloc(CLibWebSockets_LWS_PRE + grown)!
             if let base {
-                (fresh + CLibWebSockets_LWS_PRE).copyMemory(from: base + CLibWebSockets_LWS_PRE + start, byteCount: waiting)
+                (fresh + CLibWebSockets_LWS_PRE).copyMemory(
+                    from: base + CLibWebSockets_LWS_PRE + start, byteCount: waiting)
                 free(base)
             }
             base = fresh

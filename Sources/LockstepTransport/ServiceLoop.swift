@@ -42,6 +42,8 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private var wakeHandler: (() -> Void)?
     /// Called on the loop thread right after the context was destroyed; set before `start`.
     private var destroyedHandler: (() -> Void)?
+    /// Runs after every pass of `lws_service`, before the next `poll()`. Loop thread only.
+    private var turnHandler: (() -> Void)?
 
     init() {}
 
@@ -73,8 +75,12 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     // MARK: - Internal
 
     /// Starts the service thread for `context`. `owner` stays alive until the thread has destroyed the context.
-    func start(context: OpaquePointer, owner: AnyObject, onWake: (() -> Void)?, onDestroyed: (() -> Void)?) {
+    func start(
+        context: OpaquePointer, owner: AnyObject, onWake: (() -> Void)?, onTurnEnd: (() -> Void)? = nil,
+        onDestroyed: (() -> Void)?
+    ) {
         wakeHandler = onWake
+        turnHandler = onTurnEnd
         destroyedHandler = onDestroyed
         state.withLock {
             $0.context = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context)))
@@ -172,6 +178,7 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
         ownerThread.store(currentThreadID(), ordering: .releasing)
         while !stopping {
             if lws_service(context, 0) < 0 { break }
+            turnHandler?()
         }
         state.withLock { $0.phase = .destroying }
         drainInbox()
@@ -189,6 +196,7 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
             for item in work { run(item) }
         }
         wakeHandler = nil
+        turnHandler = nil
         ownerThread.store(0, ordering: .releasing)
     }
 }

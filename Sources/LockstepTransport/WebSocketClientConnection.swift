@@ -80,7 +80,8 @@ public final class WebSocketClientConnection {
 
     private func queueClose(code: UInt16, reason: [UInt8]) {
         guard !closeSent else { return }
-        queueFrame(opcode: 0x8, payload: [UInt8(truncatingIfNeeded: code >> 8), UInt8(truncatingIfNeeded: code)] + reason)
+        queueFrame(
+            opcode: 0x8, payload: [UInt8(truncatingIfNeeded: code >> 8), UInt8(truncatingIfNeeded: code)] + reason)
         closeSent = true
         if let wsi { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 5) }
     }
@@ -113,7 +114,8 @@ public final class WebSocketClientConnection {
         guard let wsi else { return -1 }
         if failure != nil { return -1 }
         if outbound.count > 0 {
-            let sent = Glibc.send(lws_get_socket_fd(wsi), outbound.head, outbound.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            let sent = Glibc.send(
+                lws_get_socket_fd(wsi), outbound.head, outbound.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             if sent < 0 {
                 guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return -1 }
             } else {
@@ -147,7 +149,9 @@ public final class WebSocketClientConnection {
             for byte in 0..<8 { out[2 + byte] = UInt8(truncatingIfNeeded: UInt64(count) >> (56 - 8 * UInt64(byte))) }
         }
         let mask: UInt32 = maskGenerator.next()
-        withUnsafeBytes(of: mask) { (out + headerCount).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4) }
+        withUnsafeBytes(of: mask) {
+            (out + headerCount).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4)
+        }
         let body = out + headerCount + 4
         payload.withUnsafeBytes { source in
             // Eight bytes at a time with the key repeated, then the tail byte by byte.
@@ -244,7 +248,9 @@ public final class WebSocketClientConnection {
         let delegate = self.delegate
         self.delegate = nil
         let reportedCode = peerClose?.code ?? code ?? (closeSent ? pendingClose?.code : nil)
-        if failure == nil, !established, reason.isEmpty { failure = "the server did not complete the WebSocket handshake" }
+        if failure == nil, !established, reason.isEmpty {
+            failure = "the server did not complete the WebSocket handshake"
+        }
         let reportedReason =
             failure ?? peerClose?.reason
             ?? (reason.isEmpty ? String(decoding: pendingClose?.reason ?? [], as: UTF8.self) : reason)

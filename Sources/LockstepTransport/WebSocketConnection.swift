@@ -145,13 +145,15 @@ public final class WebSocketConnection {
         lws_callback_on_writable(wsi)
     }
 
-    /// `LWS_CALLBACK_SERVER_WRITEABLE`: hands as many queued frames as fit to one `lws_write`.
+    /// `LWS_CALLBACK_SERVER_WRITEABLE`: hands as many waiting frames as fit to one `lws_write`: frames sent to this
+    /// connection that are due, else the stream's frames up to the next ones sent, written from the stream's memory.
     ///
     /// Verified in libwebsockets 4.1.6 (lib/roles/ws/ops-ws.c `rops_write_role_protocol_ws`, lib/core-net/output.c
     /// `lws_issue_raw`, lib/core-net/service.c `lws_handle_POLLOUT_event`):
     /// - `LWS_WRITE_RAW` (= `LWS_WRITE_HTTP`) on a ws connection jumps to `send_raw`, which sends the buffer as is:
-    ///   no framing, no masking, no extension, nothing written into the `LWS_PRE` headroom. Our bytes are already
-    ///   complete frames, so the wire carries them unchanged.
+    ///   no framing, no masking, no extension, nothing written into the `LWS_PRE` headroom (so a run of frames in
+    ///   the middle of a stream chunk can be written in place). Our bytes are already complete frames, so the wire
+    ///   carries them unchanged.
     /// - One `lws_issue_raw` sends at most `tx_packet_size + LWS_PRE + 4` bytes, so the protocol's
     ///   `tx_packet_size` is set to the coalescing limit. Whatever the socket does not take is copied into the wsi's
     ///   `buflist_out` and the call still reports the full length; our buffer is free for reuse on return.
@@ -160,15 +162,8 @@ public final class WebSocketConnection {
     func handleWriteable() -> Int32 {
         writeRequested = false
         guard let wsi else { return -1 }
-        let limit = server.configuration.coalesceBytes
-        let bytes: UnsafeRawBufferPointer
-        if let segment = segments.first, segment.position <= streamPosition {
-            let due = segment.end - writtenSentBytes
-            let length = due <= limit ? due : FrameHeader.wholeFrames(at: outbound.head, count: due, upTo: limit)
-            bytes = UnsafeRawBufferPointer(start: outbound.head, count: length)
-        } else if let stream, streamPosition < stream.head {
-            bytes = stream.span(from: streamPosition, to: segments.first?.position ?? stream.head, limit: limit)
-        } else {
+        let streamPending = stream.map { streamPosition < $0.head } ?? false
+        guard streamPending || !segments.isEmpty else {
             if let close = pendingClose {
                 var reason = close.reason
                 lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
@@ -178,14 +173,29 @@ public final class WebSocketConnection {
             drainedNotice()
             return 0
         }
-        let pointer = UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        if lws_write(wsi, pointer, bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
-        if let segment = segments.first, segment.position <= streamPosition {
-            outbound.removeFirst(bytes.count)
-            writtenSentBytes += bytes.count
-            if writtenSentBytes == segment.end { segments.removeFirst() }
-        } else if let stream {
-            streamPosition += bytes.count
+        let limit = server.configuration.coalesceBytes
+        let next: (bytes: UnsafeRawBufferPointer, sent: Int, streamed: Int)
+        if segments.isEmpty, let stream {
+            // Only broadcasts: straight from the stream.
+            let bytes = stream.span(from: streamPosition, to: stream.head, limit: limit)
+            next = (bytes, 0, bytes.count)
+        } else if !streamPending {
+            // Only frames sent to this connection, all due: straight from its buffer.
+            let due = outbound.count
+            let length = due <= limit ? due : FrameHeader.wholeFrames(at: outbound.head, count: due, upTo: limit)
+            next = (UnsafeRawBufferPointer(start: outbound.head, count: length), length, 0)
+        } else {
+            next = interleave(limit: limit)
+        }
+        let pointer = UnsafeMutablePointer(mutating: next.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        if lws_write(wsi, pointer, next.bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
+        if next.sent > 0 {
+            outbound.removeFirst(next.sent)
+            writtenSentBytes += next.sent
+            while let first = segments.first, first.end <= writtenSentBytes { segments.removeFirst() }
+        }
+        if next.streamed > 0, let stream {
+            streamPosition += next.streamed
             if streamPosition == stream.head { stream.caughtUp() }
         }
         if !segments.isEmpty || (stream.map { streamPosition < $0.head } ?? false) {
@@ -195,6 +205,43 @@ public final class WebSocketConnection {
             drainedNotice()
         }
         return 0
+    }
+
+    /// Frames sent to this connection between broadcasts (a writer's acks between patches): copied, in order, into
+    /// the server's write buffer, so one write carries them all. A first frame bigger than `limit` goes alone.
+    private func interleave(limit: Int) -> (bytes: UnsafeRawBufferPointer, sent: Int, streamed: Int) {
+        let base = server.writeBuffer + CLibWebSockets_LWS_PRE
+        var used = 0
+        var sent = 0
+        var position = streamPosition
+        var index = 0
+        while used < limit {
+            if index < segments.count, segments[index].position <= position {
+                let count = segments[index].end - (writtenSentBytes + sent)
+                guard used + count <= limit else {
+                    if used > 0 { break }
+                    let length = FrameHeader.wholeFrames(at: outbound.head, count: count, upTo: limit)
+                    return (UnsafeRawBufferPointer(start: outbound.head, count: length), length, 0)
+                }
+                (base + used).copyMemory(from: outbound.head + sent, byteCount: count)
+                used += count
+                sent += count
+                index += 1
+            } else if let stream, position < stream.head {
+                let end = index < segments.count ? segments[index].position : stream.head
+                let span = stream.span(from: position, to: end, limit: limit - used)
+                guard span.count <= limit - used else {
+                    if used > 0 { break }
+                    return (span, 0, span.count)
+                }
+                (base + used).copyMemory(from: span.baseAddress!, byteCount: span.count)
+                used += span.count
+                position += span.count
+            } else {
+                break
+            }
+        }
+        return (UnsafeRawBufferPointer(start: base, count: used), sent, position - streamPosition)
     }
 
     private func drainedNotice() {

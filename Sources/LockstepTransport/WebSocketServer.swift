@@ -55,7 +55,7 @@ public final class WebSocketServer: @unchecked Sendable {
     let delegate: any WebSocketServerDelegate
     var connections: [UInt64: WebSocketConnection] = [:]
     var nextID: UInt64 = 1
-    /// Streams that had frames appended this loop turn; their followers are woken once, at the turn's end.
+    /// Streams that had frames appended in this pass of the loop; their followers are woken once, at its end.
     private var streamsToWake: [BroadcastStream] = []
     /// `LWS_PRE` + `coalesceBytes`: the one buffer every coalesced write and HTTP body chunk is built in.
     let writeBuffer: UnsafeMutableRawPointer
@@ -110,20 +110,25 @@ public final class WebSocketServer: @unchecked Sendable {
         port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
         loop.start(context: context, owner: self, onWake: { [unowned self] in
             self.delegate.loopDidWake()
+        }, onTurnEnd: { [unowned self] in
+            self.wakeStreams()
         }, onDestroyed: { [unowned self] in
             for connection in Array(self.connections.values) { connection.handleClosed() }
         })
     }
 
-    /// Wakes `stream`'s followers on the next loop turn, after every frame appended in this one.
+    /// Wakes `stream`'s followers once this pass of the loop ends, after every frame appended in it.
     func scheduleWake(_ stream: BroadcastStream) {
         streamsToWake.append(stream)
-        guard streamsToWake.count == 1 else { return }
-        loop.execute { [self] in
-            let streams = streamsToWake
-            streamsToWake = []
-            for stream in streams { stream.wake() }
-        }
+    }
+
+    /// Asks every follower of the streams appended to in this pass for a writeable callback in the next one: the
+    /// same `poll()` that would have served a per-connection request, so fan-out adds no loop turn.
+    private func wakeStreams() {
+        guard !streamsToWake.isEmpty else { return }
+        let streams = streamsToWake
+        streamsToWake = []
+        for stream in streams { stream.wake() }
     }
 
     deinit {

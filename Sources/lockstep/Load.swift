@@ -274,10 +274,11 @@ struct Load: ParsableCommand {
     // MARK: - Helpers
 
     /// The action each app's writers send: one that always changes the state, so every ack is one version.
+    /// `$ID` stands for the action's id (the json app needs a new value each time to change the state).
     private static func action(for app: String) -> String? {
         switch app {
         case "counter": #"{"type":"increment"}"#
-        case "json": #"{"type":"patch","ops":[{"op":"add","path":"/n","value":1}]}"#
+        case "json": #"{"type":"patch","ops":[{"op":"add","path":"/n","value":"$ID"}]}"#
         case "todos": #"{"type":"add","title":"load"}"#
         default: nil
         }

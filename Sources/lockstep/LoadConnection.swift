@@ -43,7 +43,8 @@ final class LoadConnection: WebSocketClientDelegate {
         sequence += 1
         inFlight += 1
         let id = "w\(writer)-\(sequence)-\(scheduledNanos)"
-        let text = #"{"type":"action","id":"\#(id)","action":\#(shard.actionJSON)}"#
+        let action = shard.actionHasID ? shard.actionJSON.replacing("$ID", with: id) : shard.actionJSON
+        let text = #"{"type":"action","id":"\#(id)","action":\#(action)}"#
         connection.send(text: Array(text.utf8))
         shard.sent.add(1, ordering: .relaxed)
     }

@@ -15,6 +15,8 @@ final class LoadShard: @unchecked Sendable {
     let client: WebSocketClient
     /// The action every writer sends, as JSON text.
     let actionJSON: String
+    /// Whether `actionJSON` has an `$ID` to replace with each action's id.
+    let actionHasID: Bool
     /// Burst: actions each writer keeps in flight; 0 for the open-loop schedule.
     let burstWindow: Int
 
@@ -53,6 +55,7 @@ final class LoadShard: @unchecked Sendable {
             throw .transport("cannot create a WebSocket client context: \(error)")
         }
         self.actionJSON = actionJSON
+        actionHasID = actionJSON.contains("$ID")
         self.burstWindow = burstWindow
     }
 

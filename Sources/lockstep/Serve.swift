@@ -28,7 +28,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest message a client may send, in bytes (larger: too_large, close 1009).")
     var maxFrame = 1 << 20
 
-    @Option(help: "Bytes queued for one slow connection before its patches are dropped for a fresh snapshot.")
+    @Option(help: "Bytes of broadcasts a slow connection may leave unwritten before they are dropped for a snapshot.")
     var queueLimit = 4 << 20
 
     @Option(help: "Patches each room keeps for clients resuming with since=.")

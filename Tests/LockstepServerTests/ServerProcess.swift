@@ -46,7 +46,7 @@ final class ServerProcess: Sendable {
         process.waitUntilExit()
     }
 
-    private static func binary() throws -> URL {
+    static func binary() throws -> URL {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent("lockstep")

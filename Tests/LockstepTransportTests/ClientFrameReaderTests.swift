@@ -20,7 +20,9 @@ private func frame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true) -> [UI
         bytes += [126, UInt8(count >> 8), UInt8(count & 0xFF)]
     } else {
         bytes.append(127)
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((UInt64(count) >> UInt64(shift)) & 0xFF)) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8((UInt64(count) >> UInt64(shift)) & 0xFF))
+        }
     }
     return bytes + payload
 }
@@ -89,11 +91,14 @@ private func read(_ stream: [UInt8], chunks: [Int] = [Int.max], limit: Int = 1 <
 
     @Test func oversizedMessagesAreSkippedAndTheNextOneArrives() throws {
         let big = text(String(repeating: "b", count: 5_000))
-        let fragmented = text(String(repeating: "c", count: 600), fin: false) + frame(0x0, Array(repeating: 99, count: 600))
+        let fragmented =
+            text(String(repeating: "c", count: 600), fin: false) + frame(0x0, Array(repeating: 99, count: 600))
         let stream = big + text("after") + fragmented + text("last")
         for chunks in [[Int.max], [1], [100, 7]] {
             #expect(
-                try read(stream, chunks: chunks, limit: 1_000) == [.tooLarge(5_000), .text("after"), .tooLarge(1_200), .text("last")]
+                try read(stream, chunks: chunks, limit: 1_000) == [
+                    .tooLarge(5_000), .text("after"), .tooLarge(1_200), .text("last"),
+                ]
             )
         }
     }
@@ -107,7 +112,10 @@ private func read(_ stream: [UInt8], chunks: [Int] = [Int.max], limit: Int = 1 <
         let nestedMessage = text("a", fin: false) + text("b")
         let unknownOpcode = frame(0x3, [])
         let hugeLength: [UInt8] = [0x81, 127, 0x80, 0, 0, 0, 0, 0, 0, 0]
-        for bad in [masked, reserved, longControl, fragmentedControl, strayContinuation, nestedMessage, unknownOpcode, hugeLength] {
+        for bad in [
+            masked, reserved, longControl, fragmentedControl, strayContinuation, nestedMessage, unknownOpcode,
+            hugeLength,
+        ] {
             #expect(throws: ClientFrameReader.ProtocolViolation.self) { try read(bad) }
         }
     }
@@ -146,7 +154,9 @@ private func read(_ stream: [UInt8], chunks: [Int] = [Int.max], limit: Int = 1 <
     }
 
     @Test func requestCarriesTheKeyAndHeaders() {
-        let handshake = ClientHandshake(host: "example.com:8080", path: "/rooms/a?since=3", headers: [("Authorization", "Bearer t")], key: sampleKey)
+        let handshake = ClientHandshake(
+            host: "example.com:8080", path: "/rooms/a?since=3", headers: [("Authorization", "Bearer t")], key: sampleKey
+        )
         let request = String(decoding: handshake.request, as: UTF8.self)
         #expect(request.hasPrefix("GET /rooms/a?since=3 HTTP/1.1\r\nHost: example.com:8080\r\n"))
         #expect(request.contains("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"))
@@ -156,7 +166,8 @@ private func read(_ stream: [UInt8], chunks: [Int] = [Int.max], limit: Int = 1 <
     }
 
     @Test func acceptsTheRightAnswerAndKeepsWhatFollows() {
-        let text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
+        let text =
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
             + "Sec-WebSocket-Accept: \(sampleAccept)\r\n\r\n"
         let frame: [UInt8] = [0x81, 0x02, 0x68, 0x69]
         // In one read, in three (the end of headers and the frame in the last), and a byte at a time (the answer
@@ -171,7 +182,8 @@ private func read(_ stream: [UInt8], chunks: [Int] = [Int.max], limit: Int = 1 <
         let good = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(sampleAccept)\r\n"
         let refusals = [
             "HTTP/1.1 503 Service Unavailable\r\n\r\n",
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: x\r\n\r\n",
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: x\r\n\r\n",
             "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(sampleAccept)\r\n\r\n",
             "HTTP/1.1 101 Switching Protocols\r\n\(good)Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
             "SSH-2.0-OpenSSH\r\n\r\n",
