@@ -80,6 +80,28 @@ import Testing
         }
     }
 
+    /// A client joining while changes are being written gets a snapshot of the newest state, ahead of what has
+    /// been broadcast: the patches up to its snapshot must not reach it, and every later one must.
+    @Test func clientsJoiningWhileChangesAreWrittenSeeNoGapAndNoRepeat() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory, configure: { $0.rateLimit = 0 }) { server in
+            let driver = try await TestClient.connect(server, using: sharedTransport)
+            let total = 3_000
+            var joiners: [TestClient] = []
+            for index in 1...total {
+                driver.send(.action(id: "a\(index)", action: ["type": "increment"]))
+                if index % 150 == 0 { joiners.append(try await TestClient.connect(server, using: sharedTransport)) }
+            }
+            try await driver.catchUp(to: total)
+            for client in joiners {
+                try await client.catchUp(to: total)
+                #expect(await client.gaps.isEmpty)
+                #expect(await client.state == ["count": .int(total)])
+            }
+        }
+    }
+
     @Test func aSecondServerOnTheSameDirectoryRefusesToStart() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
