@@ -42,6 +42,7 @@ deps:
 bench: deps
 	@command -v jq >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y jq; }
 	bash Benchmarks/run-load-matrix.sh docs/performance-load.md
+	cd Benchmarks && $(SWIFT) package benchmark
 
 FUZZ_BUILD = $(SWIFT) build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
 FUZZ_FLAGS = -max_len=4096 -timeout=5 -rss_limit_mb=2048 -artifact_prefix=Fuzz/

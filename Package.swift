@@ -116,15 +116,21 @@ let package = Package(
         ),
 
         // Tests mirror the modules.
+        // Helpers shared by the test targets: seeded randomness, child processes.
+        .target(
+            name: "LockstepTestSupport",
+            path: "Tests/LockstepTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LockstepJSONTests",
-            dependencies: ["LockstepJSON"],
+            dependencies: ["LockstepJSON", "LockstepTestSupport"],
             resources: [.copy("Resources")],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "LockstepCoreTests",
-            dependencies: ["LockstepCore", "LockstepTesting"],
+            dependencies: ["LockstepCore", "LockstepTesting", "LockstepTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -144,12 +150,14 @@ let package = Package(
         ),
         .testTarget(
             name: "LockstepServerTests",
-            dependencies: ["LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage"],
+            dependencies: [
+                "LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage", "LockstepTestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "LockstepClientTests",
-            dependencies: ["LockstepClient", "LockstepServer", "LockstepApps"],
+            dependencies: ["LockstepClient", "LockstepServer", "LockstepApps", "LockstepTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

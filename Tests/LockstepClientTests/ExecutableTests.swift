@@ -3,6 +3,7 @@ import Foundation
 import LockstepApps
 import LockstepJSON
 import LockstepServer
+import LockstepTestSupport
 import Testing
 
 /// The built `lockstep-client`, next to this test bundle in the build directory.
@@ -22,30 +23,18 @@ private func clientBinary() throws -> URL {
 
 /// A running `lockstep-client` whose stdout is read line by line as JSON.
 private final class ClientProcess: Sendable {
-    let process: Process
-    let input: Pipe
+    let child: ChildProcess
     let lines: AsyncStream<JSON>
 
     init(arguments: [String]) throws {
-        process = Process()
-        process.executableURL = try clientBinary()
-        process.arguments = arguments
-        input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        let child = try ChildProcess(executable: try clientBinary().path, arguments: arguments, pipeInput: true)
+        self.child = child
         let (stream, continuation) = AsyncStream.makeStream(of: JSON.self)
         lines = stream
-        let reader = output.fileHandleForReading
-        let thread = Thread {
+        Thread {
             var buffer: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                // read(2) directly: FileHandle.availableData traps when a signal (SIGCHLD) interrupts it.
-                let count = read(reader.fileDescriptor, &chunk, chunk.count)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
+            while let count = child.readChunk(into: &chunk) {
                 buffer += chunk[0..<count]
                 while let newline = buffer.firstIndex(of: 10) {
                     if let json = try? JSON(parsing: Array(buffer[..<newline])) { continuation.yield(json) }
@@ -53,9 +42,7 @@ private final class ClientProcess: Sendable {
                 }
             }
             continuation.finish()
-        }
-        try process.run()
-        thread.start()
+        }.start()
     }
 
     /// All lines until the process ends (bounded), and its exit status.
@@ -66,8 +53,7 @@ private final class ClientProcess: Sendable {
             for await line in lines { all.append(line) }
             return all
         }
-        process.waitUntilExit()
-        return (collected, process.terminationStatus)
+        return (collected, child.waitForExit())
     }
 }
 
@@ -115,7 +101,7 @@ struct ExecutableTests {
                 return versions
             }
             #expect(seen == [1, 2, 3])
-            try bob.input.fileHandleForWriting.close()
+            bob.child.closeInput()
             let (_, bobStatus) = try await bob.finish()
             #expect(bobStatus == 0)
         }
@@ -125,7 +111,7 @@ struct ExecutableTests {
         try await withServer(app: .todos) { server in
             let client = try ClientProcess(arguments: [roomURL(server, "todo-cli")])
             let commands = "add milk\nadd bread\ntoggle 1\nrename 2 rye bread\ntoggle 9\nquit\nadd never\n"
-            client.input.fileHandleForWriting.write(Data(commands.utf8))
+            client.child.write(Array(commands.utf8))
             let (lines, status) = try await client.finish()
             #expect(status == 2)
             let error = try #require(lines.first { $0["event"] == "error" })

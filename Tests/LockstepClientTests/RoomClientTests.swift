@@ -4,6 +4,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepServer
 import Testing
+import LockstepTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct RoomClientTests {
@@ -14,7 +15,7 @@ struct RoomClientTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, client) in clients.enumerated() {
                     group.addTask {
-                        var random = SplitMix64(state: UInt64(index + 1) * 7919)
+                        var random = SplitMix64(seed: UInt64(index + 1) * 7919)
                         for step in 0..<60 {
                             let id = Int.random(in: 1...12, using: &random)
                             do {

@@ -1,5 +1,6 @@
 import LockstepCore
 import LockstepJSON
+import LockstepTestSupport
 
 /// A reducer whose state has the shapes the differ must handle: nested structs, optionals,
 /// arrays of structs, string-keyed dictionaries and an enum with associated values.

@@ -3,6 +3,7 @@ import LockstepTesting
 import Testing
 
 @testable import LockstepCore
+import LockstepTestSupport
 
 @Suite struct StateDifferTests {
     private func changes<Value: Encodable>(

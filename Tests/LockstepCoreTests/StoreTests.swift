@@ -1,6 +1,7 @@
 import LockstepCore
 import LockstepJSON
 import Testing
+import LockstepTestSupport
 
 @Suite struct StoreTests {
     @Test func aChangeGetsTheNextVersionAndAPatch() throws {

@@ -1,4 +1,5 @@
 import LockstepJSON
+import LockstepTestSupport
 
 /// Random documents and mutations of bounded size for property tests.
 struct RandomJSON {

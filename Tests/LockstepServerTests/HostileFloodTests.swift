@@ -4,6 +4,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepServer
 import Testing
+import LockstepTestSupport
 
 /// Many hostile sockets at once (malformed frames, slowloris handshakes, oversize messages) while
 /// honest clients keep working: every room must end the same for every mirror and for the server.

@@ -1,5 +1,6 @@
 import Foundation
 import LockstepJSON
+import LockstepTestSupport
 import Testing
 
 /// `lockstep load` against a real `lockstep serve`: its counts must match what the server did, for every app, so
@@ -8,16 +9,9 @@ import Testing
 struct LoadToolTests {
     /// Runs `lockstep load --json` with `arguments` and returns its report and exit status.
     private func load(_ arguments: [String]) throws -> (report: JSON, status: Int32) {
-        let process = Process()
-        process.executableURL = try ServerProcess.binary()
-        process.arguments = ["load", "--json"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (try JSON(parsing: Array(data)), process.terminationStatus)
+        let child = try ChildProcess(executable: try ServerProcess.binary().path, arguments: ["load", "--json"] + arguments)
+        let output = child.readToEnd()
+        return (try JSON(parsing: output), child.waitForExit())
     }
 
     @Test(arguments: ["counter", "json", "todos"])

@@ -4,6 +4,7 @@ import LockstepJSON
 import LockstepServer
 import LockstepTransport
 import Testing
+import LockstepTestSupport
 
 /// Many clients at once: convergence, slow readers, a thousand sockets in one room.
 @Suite(.timeLimit(.minutes(3))) struct ScaleTests {

@@ -1,35 +1,26 @@
 import Foundation
 import Glibc
+import LockstepTestSupport
 
 /// A `lockstep serve` child process, for what only a real process shows: `kill -9`, signals, exit codes.
 final class ServerProcess: Sendable {
-    let process: Process
+    let child: ChildProcess
     let port: Int
 
     /// Starts the built `lockstep` binary and waits for the line that names its port.
     init(arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments = ["serve", "--port", "0"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-
+        child = try ChildProcess(executable: try Self.binary().path, arguments: ["serve", "--port", "0"] + arguments)
         var text = ""
         var chunk = [UInt8](repeating: 0, count: 4_096)
         let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !text.contains("/rooms/ROOM") {
-            let count = read(output.fileHandleForReading.fileDescriptor, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
+        while Date() < deadline, !text.contains("/rooms/ROOM"), let count = child.readChunk(into: &chunk) {
             text += String(decoding: chunk[0..<count], as: UTF8.self)
         }
         guard let range = text.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression),
               let port = Int(text[range].dropFirst("127.0.0.1:".count).dropLast())
         else {
-            process.terminate()
+            child.send(SIGTERM)
+            child.waitForExit()
             throw ServerProcessError.didNotStart(text)
         }
         self.port = port
@@ -37,15 +28,16 @@ final class ServerProcess: Sendable {
 
     /// SIGKILL: no shutdown code runs, as in a crash or an OOM kill.
     func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        child.send(SIGKILL)
+        child.waitForExit()
     }
 
     func terminate() {
-        process.terminate()
-        process.waitUntilExit()
+        child.send(SIGTERM)
+        child.waitForExit()
     }
 
+    /// The built `lockstep` binary, next to the tests in the build directory.
     static func binary() throws -> URL {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {

@@ -1,0 +1,142 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn`, for what only a real process shows (`kill -9`, exit codes, a CLI
+/// driven through its stdin and stdout). Its stderr goes to /dev/null; no other descriptor of the tests is inherited.
+///
+/// Foundation's `Process` is not used: on Linux it lists `/proc/self/fd` by copying each entry's whole 256-byte name
+/// field, which can read past the end of the directory buffer, and it crashed test runs in which other tests held
+/// a thousand sockets open.
+public final class ChildProcess: Sendable {
+    /// The child's process id.
+    public let pid: Int32
+    /// The read end of the child's stdout.
+    public let output: Int32
+    private let input: Mutex<Int32>
+    private let status = Mutex<Int32?>(nil)
+
+    /// Starts `executable` with `arguments`; with `pipeInput`, the child's stdin is a pipe written by `write`.
+    public init(executable: String, arguments: [String], pipeInput: Bool = false) throws(ChildProcessError) {
+        var outputPipe: [Int32] = [-1, -1]
+        var inputPipe: [Int32] = [-1, -1]
+        guard pipe(&outputPipe) == 0 else { throw .spawn(errno) }
+        if pipeInput, pipe(&inputPipe) != 0 { throw .spawn(errno) }
+        // The child gets the pipes as its stdin and stdout only; a concurrently spawned child none of them.
+        for descriptor in outputPipe + inputPipe where descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if pipeInput {
+            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // Every other open descriptor is closed explicitly.
+        for descriptor in Self.openDescriptors() where descriptor > 2 && !outputPipe.contains(descriptor)
+            && !inputPipe.contains(descriptor)
+        {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var child = pid_t()
+        let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        close(outputPipe[1])
+        if pipeInput { close(inputPipe[0]) }
+        guard result == 0 else {
+            close(outputPipe[0])
+            if pipeInput { close(inputPipe[1]) }
+            throw .spawn(result)
+        }
+        pid = child
+        output = outputPipe[0]
+        input = Mutex(pipeInput ? inputPipe[1] : -1)
+    }
+
+    deinit {
+        close(output)
+        closeInput()
+    }
+
+    /// Writes all of `bytes` to the child's stdin.
+    public func write(_ bytes: [UInt8]) {
+        input.withLock { descriptor in
+            var written = 0
+            while descriptor >= 0, written < bytes.count {
+                let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                written += count
+            }
+        }
+    }
+
+    /// Ends the child's stdin (it reads end of file).
+    public func closeInput() {
+        input.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
+    }
+
+    /// Reads the child's stdout until it closes it.
+    public func readToEnd() -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while let count = readChunk(into: &chunk) { bytes += chunk[0..<count] }
+        return bytes
+    }
+
+    /// One read from the child's stdout; nil at end of file.
+    public func readChunk(into buffer: inout [UInt8]) -> Int? {
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            return count > 0 ? count : nil
+        }
+    }
+
+    /// Sends `signal` to the child.
+    public func send(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// Waits for the child to end; its exit code, or 128 plus the signal that ended it.
+    @discardableResult
+    public func waitForExit() -> Int32 {
+        status.withLock { status in
+            if let status { return status }
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            let code = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+            status = code
+            return code
+        }
+    }
+
+    /// The descriptors open in this process, read from `/proc/self/fd` without copying past each name.
+    private static func openDescriptors() -> [Int32] {
+        guard let directory = opendir("/proc/self/fd") else { return Array(3..<1024) }
+        defer { closedir(directory) }
+        var descriptors: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if let descriptor = Int32(name) { descriptors.append(descriptor) }
+        }
+        return descriptors
+    }
+}
+
+/// Why a child process could not be started.
+public enum ChildProcessError: Error {
+    /// `posix_spawn` or `pipe2` failed with this errno.
+    case spawn(Int32)
+}
