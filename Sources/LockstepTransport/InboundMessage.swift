@@ -4,7 +4,8 @@ public enum InboundMessage: Sendable, Equatable {
     case text([UInt8])
     /// A binary message's bytes.
     case binary([UInt8])
-    /// A message larger than the configured limit; its payload was dropped, never buffered. The size is a lower
-    /// bound (bytes seen plus the rest of the current frame), reported as soon as the limit was crossed.
+    /// A message larger than the configured limit; its payload was dropped, never buffered. A server reports it as
+    /// soon as the limit is crossed, with a lower bound of the size (bytes seen plus the rest of the current frame);
+    /// a client once the message has ended, with its size.
     case tooLarge(Int)
 }
