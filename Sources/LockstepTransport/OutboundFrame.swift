@@ -25,23 +25,10 @@ public final class OutboundFrame: @unchecked Sendable {
     }
 
     private init(opcode: UInt8, payload: [UInt8]) {
-        let count = payload.count
-        let headerCount = count < 126 ? 2 : (count <= 0xFFFF ? 4 : 10)
-        bytes = .allocate(byteCount: headerCount + count, alignment: 16)
-        bytes[0] = 0x80 | opcode
-        switch headerCount {
-        case 2:
-            bytes[1] = UInt8(count)
-        case 4:
-            bytes[1] = 126
-            bytes[2] = UInt8(truncatingIfNeeded: count >> 8)
-            bytes[3] = UInt8(truncatingIfNeeded: count)
-        default:
-            bytes[1] = 127
-            for index in 0..<8 {
-                bytes[2 + index] = UInt8(truncatingIfNeeded: UInt64(count) >> (56 - 8 * UInt64(index)))
-            }
-        }
+        bytes = .allocate(byteCount: FrameHeader.size(payloadCount: payload.count) + payload.count, alignment: 16)
+        let headerCount = FrameHeader.write(
+            opcode: opcode, payloadCount: payload.count, masked: false,
+            to: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
         payload.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[headerCount...]).copyMemory(from: $0) }
     }
 

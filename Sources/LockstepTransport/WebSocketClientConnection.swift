@@ -134,20 +134,9 @@ public final class WebSocketClientConnection {
     /// Frames and masks one message into the outbound bytes.
     private func queueFrame(opcode: UInt8, payload: [UInt8]) {
         let count = payload.count
-        let headerCount = count < 126 ? 2 : (count <= 0xFFFF ? 4 : 10)
-        let out = outbound.appendUninitialized(headerCount + 4 + count).assumingMemoryBound(to: UInt8.self)
-        out[0] = 0x80 | opcode
-        switch headerCount {
-        case 2:
-            out[1] = 0x80 | UInt8(count)
-        case 4:
-            out[1] = 0x80 | 126
-            out[2] = UInt8(truncatingIfNeeded: count >> 8)
-            out[3] = UInt8(truncatingIfNeeded: count)
-        default:
-            out[1] = 0x80 | 127
-            for byte in 0..<8 { out[2 + byte] = UInt8(truncatingIfNeeded: UInt64(count) >> (56 - 8 * UInt64(byte))) }
-        }
+        let frameSize = FrameHeader.size(payloadCount: count, masked: true) + count
+        let out = outbound.appendUninitialized(frameSize).assumingMemoryBound(to: UInt8.self)
+        let headerCount = FrameHeader.write(opcode: opcode, payloadCount: count, masked: true, to: out)
         let mask: UInt32 = maskGenerator.next()
         withUnsafeBytes(of: mask) {
             (out + headerCount).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4)
@@ -169,7 +158,7 @@ public final class WebSocketClientConnection {
                 }
             }
         }
-        queuedBytes += headerCount + 4 + count
+        queuedBytes += frameSize
         requestWritable()
     }
 
