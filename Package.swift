@@ -119,6 +119,7 @@ let package = Package(
         // Helpers shared by the test targets: seeded randomness, child processes.
         .target(
             name: "LockstepTestSupport",
+            dependencies: ["LockstepJSON"],
             path: "Tests/LockstepTestSupport",
             swiftSettings: strictSettings
         ),

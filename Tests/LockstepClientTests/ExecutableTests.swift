@@ -6,28 +6,14 @@ import LockstepServer
 import LockstepTestSupport
 import Testing
 
-/// The built `lockstep-client`, next to this test bundle in the build directory.
-private func clientBinary() throws -> URL {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("lockstep-client")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    let fromBundle = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("lockstep-client")
-    guard FileManager.default.isExecutableFile(atPath: fromBundle.path) else {
-        throw TimedOut(what: "the lockstep-client binary (run swift build --product lockstep-client)")
-    }
-    return fromBundle
-}
-
 /// A running `lockstep-client` whose stdout is read line by line as JSON.
 private final class ClientProcess: Sendable {
     let child: ChildProcess
     let lines: AsyncStream<JSON>
 
     init(arguments: [String]) throws {
-        let child = try ChildProcess(executable: try clientBinary().path, arguments: arguments, pipeInput: true)
+        let child = try ChildProcess(
+            executable: try builtExecutable("lockstep-client"), arguments: arguments, pipeInput: true)
         self.child = child
         let (stream, continuation) = AsyncStream.makeStream(of: JSON.self)
         lines = stream

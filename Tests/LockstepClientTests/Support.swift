@@ -4,9 +4,7 @@ import LockstepClient
 import LockstepCore
 import LockstepJSON
 import LockstepServer
-#if canImport(Glibc)
-import Glibc
-#endif
+import LockstepTestSupport
 
 struct TimedOut: Error, CustomStringConvertible {
     let what: String
@@ -51,49 +49,10 @@ let quickRetry = ReconnectPolicy(initialDelay: .milliseconds(20), maxDelay: .mil
 
 /// `GET /rooms/ROOM` over a plain socket: the server's own view of a room, `(version, state)`.
 func fetchRoom(port: Int, room: String) throws -> (version: Int, state: JSON) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TimedOut(what: "a socket") }
-    defer { Glibc.close(fd) }
-    var timeout = timeval(tv_sec: 5, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
+    guard let json = try HTTPGet(port: port, path: "/rooms/\(room)").json else {
+        throw TimedOut(what: "a JSON answer from GET /rooms/\(room)")
     }
-    guard connected == 0 else { throw TimedOut(what: "an HTTP connection") }
-    let request = Array("GET /rooms/\(room) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-    _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    var response: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        response += buffer[..<count]
-        if let body = httpBody(response), body.count >= contentLength(response) ?? Int.max { break }
-    }
-    guard let body = httpBody(response) else { throw TimedOut(what: "an HTTP response") }
-    let json = try JSON(parsing: body)
     return (json["version"]?.intValue ?? -1, json["state"] ?? .null)
-}
-
-private func httpBody(_ response: [UInt8]) -> [UInt8]? {
-    let separator: [UInt8] = [13, 10, 13, 10]
-    guard response.count >= 4 else { return nil }
-    for index in 0...(response.count - 4) where Array(response[index..<index + 4]) == separator {
-        return Array(response[(index + 4)...])
-    }
-    return nil
-}
-
-private func contentLength(_ response: [UInt8]) -> Int? {
-    let head = String(decoding: response, as: UTF8.self).lowercased()
-    guard let range = head.range(of: "content-length:") else { return nil }
-    return Int(head[range.upperBound...].prefix { $0 != "\r" }.trimmingCharacters(in: .whitespaces))
 }
 
 /// Reads a client's updates until one satisfies `done`, returning all of them; bounded by `seconds`.

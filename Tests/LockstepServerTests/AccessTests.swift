@@ -5,6 +5,7 @@ import LockstepJSON
 @testable import LockstepServer
 import LockstepTransport
 import Testing
+import LockstepTestSupport
 
 /// Tokens and roles: PROTOCOL "Access".
 @Suite(.timeLimit(.minutes(2))) struct AccessTests {

@@ -3,6 +3,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepTransport
 import Testing
+import LockstepTestSupport
 
 /// What a killed server process keeps: every acknowledged change.
 @Suite(.timeLimit(.minutes(3))) struct CrashTests {

@@ -5,6 +5,7 @@ import LockstepJSON
 import LockstepServer
 import LockstepStorage
 import Testing
+import LockstepTestSupport
 
 /// Rooms kept in a real SQLite file across server restarts.
 @Suite(.timeLimit(.minutes(3))) struct DurabilityTests {

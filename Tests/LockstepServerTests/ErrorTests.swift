@@ -4,6 +4,7 @@ import LockstepJSON
 import LockstepServer
 import LockstepTransport
 import Testing
+import LockstepTestSupport
 
 /// Every error code of the protocol, and input meant to break the server.
 @Suite(.timeLimit(.minutes(2))) struct ErrorTests {

@@ -3,6 +3,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepServer
 import Testing
+import LockstepTestSupport
 
 @Suite(.timeLimit(.minutes(1))) struct HTTPTests {
     @Test func healthzAnswersOK() async throws {

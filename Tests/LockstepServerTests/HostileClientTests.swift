@@ -4,6 +4,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepServer
 import Testing
+import LockstepTestSupport
 
 /// Clients that misbehave below the protocol: the server must shrug them off and keep serving.
 @Suite(.timeLimit(.minutes(1))) struct HostileClientTests {

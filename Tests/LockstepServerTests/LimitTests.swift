@@ -5,6 +5,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepServer
 import Testing
+import LockstepTestSupport
 
 /// Connection caps and the handshake timeout.
 @Suite(.timeLimit(.minutes(1))) struct LimitTests {

@@ -9,7 +9,8 @@ import Testing
 struct LoadToolTests {
     /// Runs `lockstep load --json` with `arguments` and returns its report and exit status.
     private func load(_ arguments: [String]) throws -> (report: JSON, status: Int32) {
-        let child = try ChildProcess(executable: try ServerProcess.binary().path, arguments: ["load", "--json"] + arguments)
+        let child = try ChildProcess(
+            executable: try builtExecutable("lockstep"), arguments: ["load", "--json"] + arguments)
         let output = child.readToEnd()
         return (try JSON(parsing: output), child.waitForExit())
     }

@@ -1,5 +1,6 @@
 import Glibc
 import LockstepJSON
+import LockstepTestSupport
 
 /// A WebSocket client written by hand over a POSIX socket, for handshakes the test client cannot
 /// make (extra headers) and for reading exactly what the server sends first.

@@ -9,7 +9,8 @@ final class ServerProcess: Sendable {
 
     /// Starts the built `lockstep` binary and waits for the line that names its port.
     init(arguments: [String]) throws {
-        child = try ChildProcess(executable: try Self.binary().path, arguments: ["serve", "--port", "0"] + arguments)
+        child = try ChildProcess(
+            executable: try builtExecutable("lockstep"), arguments: ["serve", "--port", "0"] + arguments)
         var text = ""
         var chunk = [UInt8](repeating: 0, count: 4_096)
         let deadline = Date().addingTimeInterval(20)
@@ -17,7 +18,7 @@ final class ServerProcess: Sendable {
             text += String(decoding: chunk[0..<count], as: UTF8.self)
         }
         guard let range = text.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression),
-              let port = Int(text[range].dropFirst("127.0.0.1:".count).dropLast())
+            let port = Int(text[range].dropFirst("127.0.0.1:".count).dropLast())
         else {
             child.send(SIGTERM)
             child.waitForExit()
@@ -35,17 +36,6 @@ final class ServerProcess: Sendable {
     func terminate() {
         child.send(SIGTERM)
         child.waitForExit()
-    }
-
-    /// The built `lockstep` binary, next to the tests in the build directory.
-    static func binary() throws -> URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("lockstep")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        throw ServerProcessError.didNotStart("no lockstep binary next to the tests (swift build --product lockstep)")
     }
 }
 

@@ -137,6 +137,8 @@ public final class ChildProcess: Sendable {
 
 /// Why a child process could not be started.
 public enum ChildProcessError: Error {
-    /// `posix_spawn` or `pipe2` failed with this errno.
+    /// `posix_spawn` or `pipe` failed with this errno.
     case spawn(Int32)
+    /// The executable is not in the build directory (`swift build --product NAME`).
+    case notBuilt(String)
 }

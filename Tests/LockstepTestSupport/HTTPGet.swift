@@ -1,17 +1,17 @@
 import Glibc
-import LockstepJSON
+public import LockstepJSON
 // Once a dependency imports this shim module too, `timeval` members resolve through it.
 import SwiftOverlayShims
 
 /// One plain HTTP/1.1 GET over a raw socket: what curl would see.
-struct HTTPGet {
-    let status: Int
-    let body: [UInt8]
+public struct HTTPGet {
+    public let status: Int
+    public let body: [UInt8]
 
-    var json: JSON? { try? JSON(parsing: body) }
-    var text: String { String(decoding: body, as: UTF8.self) }
+    public var json: JSON? { try? JSON(parsing: body) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
 
-    init(port: Int, path: String, headers: [String] = []) throws {
+    public init(port: Int, path: String, headers: [String] = []) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
         defer { Glibc.close(fd) }
@@ -52,8 +52,8 @@ struct HTTPGet {
 }
 
 /// Minimal POSIX socket calls for tests that must speak below WebSocket.
-enum RawSocket {
-    static func connect(_ fd: Int32, port: Int) throws {
+public enum RawSocket {
+    public static func connect(_ fd: Int32, port: Int) throws {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -66,7 +66,7 @@ enum RawSocket {
         guard result == 0 else { throw RawSocketError.failed("connect") }
     }
 
-    static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
+    public static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -76,7 +76,7 @@ enum RawSocket {
     }
 }
 
-enum RawSocketError: Error {
+public enum RawSocketError: Error {
     case failed(String)
 }
 
