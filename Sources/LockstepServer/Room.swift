@@ -53,13 +53,15 @@ final class Room {
     }
 
     /// Has `session`'s client receive the room's broadcasts from now on: at once if its mirror is at the released
-    /// version, else once the patch of its version has gone out.
-    func follow(_ session: Session) {
-        if session.syncedVersion <= releasedVersion {
-            session.connection.follow(stream)
-        } else {
+    /// version (returns true), else once the patch of its version has gone out (`release` returns it then).
+    @discardableResult
+    func follow(_ session: Session) -> Bool {
+        guard session.syncedVersion <= releasedVersion else {
             waiting.append(session)
+            return false
         }
+        session.connection.follow(stream)
+        return true
     }
 
     /// The newest version whose patch went out; the store may be ahead while changes are being written.

@@ -142,9 +142,7 @@ public actor SyncServer {
         do {
             let room = session.room
             session.resynchronise(with: try room.snapshot(for: session.client), at: room.store.version)
-            room.follow(session)
-            // Presence that went out while it was behind is lost to it: the current list follows its snapshot.
-            session.connection.send(room.presenceFrame(limit: configuration.presenceLimit))
+            if room.follow(session) { sendPresence(to: session) }
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
         }
@@ -253,10 +251,13 @@ public actor SyncServer {
         let followers = room.stream.followerCount - joined.count
         metrics.deliveries.increment(by: Int64(followers))
         metrics.bytesQueued.increment(by: Int64(followers * patch.frame.byteCount))
-        for session in joined {
-            // Presence that went out while it waited is lost to it.
-            session.connection.send(room.presenceFrame(limit: configuration.presenceLimit))
-        }
+        for session in joined { sendPresence(to: session) }
+    }
+
+    /// The room's current presence, to a client that follows the room again: what went out while it did not is
+    /// lost to it.
+    private func sendPresence(to session: Session) {
+        session.connection.send(session.room.presenceFrame(limit: configuration.presenceLimit))
     }
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
