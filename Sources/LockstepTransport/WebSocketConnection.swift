@@ -100,12 +100,11 @@ public final class WebSocketConnection {
     public func unfollow() {
         guard let stream else { return }
         stream.remove(self)
-        self.stream = nil
-        // Frames sent from now on go out after everything already due.
-        for index in segments.indices { segments[index].position = streamPosition }
+        streamDidEnd()
     }
 
-    /// The stream went away: what it still held for this connection is gone with it.
+    /// No longer follows its stream (it left, or the stream went away with what it still held for this connection):
+    /// the frames sent to it are all due now.
     func streamDidEnd() {
         stream = nil
         for index in segments.indices { segments[index].position = streamPosition }
