@@ -2,6 +2,9 @@
 #define CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /// The headroom libwebsockets needs before every buffer passed to `lws_write`
 /// (`LWS_PRE` is a macro, which Swift cannot import).
@@ -23,6 +26,14 @@ static inline uint64_t CLibWebSockets_server_options(int disable_ipv6) {
     if (disable_ipv6)
         options |= LWS_SERVER_OPTION_DISABLE_IPV6;
     return options;
+}
+
+/// Returns the allocator's free pages to the system (glibc's `malloc_trim`, not in Swift's Glibc module); a no-op
+/// elsewhere.
+static inline void CLibWebSockets_return_free_memory(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 #endif

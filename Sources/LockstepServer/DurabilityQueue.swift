@@ -10,6 +10,8 @@ struct DurabilityQueue {
     enum Release {
         case patch(Room, Room.LoggedPatch)
         case reply(Session, OutboundFrame)
+        /// An idle room whose snapshot at `version` is written: it may leave memory.
+        case evict(Room, version: Int)
     }
 
     var pending: [Release] = []

@@ -32,6 +32,13 @@ final class Room {
     var presenceScheduled = false
     /// When the last presence went out.
     var lastPresence: ContinuousClock.Instant?
+    /// Since when the room has had no client (its idle clock); nil while in use.
+    var idleSince: ContinuousClock.Instant?
+    /// `.run` effects of this room still at work: their actions come back to it, so it stays in memory.
+    var runningEffects = 0
+
+    /// Nobody and nothing uses the room: no client, none waiting to follow, no effect running.
+    var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && runningEffects == 0 }
 
     init(name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = []) {
         self.name = name
@@ -44,6 +51,7 @@ final class Room {
 
     func join(_ session: Session) {
         sessions.append(session)
+        idleSince = nil
     }
 
     func leave(_ session: Session) {

@@ -1,13 +1,16 @@
 /// A room's name as the URL gives it: 1 to 128 characters of `[A-Za-z0-9._-]`.
 struct RoomName {
     static let maxLength = 128
+    /// Every room's WebSocket and HTTP path starts with this.
+    static let pathPrefix = "/rooms/"
+    /// The rule, in words, for a client whose room name breaks it.
+    static let rule = "a room name is 1 to \(maxLength) characters of A-Z, a-z, 0-9, '.', '_' and '-'"
     let value: String
 
     /// Reads the room from a WebSocket or HTTP path `/rooms/NAME`.
     init?(path: String) {
-        let prefix = "/rooms/"
-        guard path.hasPrefix(prefix) else { return nil }
-        self.init(String(path.dropFirst(prefix.count)))
+        guard path.hasPrefix(Self.pathPrefix) else { return nil }
+        self.init(String(path.dropFirst(Self.pathPrefix.count)))
     }
 
     init?(_ name: String) {

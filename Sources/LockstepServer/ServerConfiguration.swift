@@ -14,9 +14,18 @@ public struct ServerConfiguration: Sendable {
     public var undoDepth = 1000
     /// Largest message a client may send, in bytes; larger ones get `too_large` and close 1009.
     public var maxFrameBytes = 1 << 20
-    /// Bytes of a room's broadcasts a connection may leave unwritten; further behind, it stops receiving them and
-    /// gets a fresh snapshot once it has drained.
+    /// Bytes of a room's broadcasts a connection may leave unwritten; further behind, and with its socket taking
+    /// nothing for `stallTimeout`, it stops receiving them and gets a fresh snapshot once it has drained.
     public var queueLimitBytes = 4 << 20
+    /// How long a connection past `queueLimitBytes` may take nothing from its socket before it is resynchronised: a
+    /// reader that drains a large burst (a group commit releases many patches at once) is not mistaken for a stalled
+    /// one. The room's broadcasts of this long are the most a stalled reader holds beyond the queue limit.
+    public var stallTimeout = Duration.seconds(1)
+    /// How long a room with no clients stays in memory, with a data directory; it is then written out (a snapshot)
+    /// and loaded again when it is next used. Rooms stay in memory with `--memory`.
+    public var roomIdle = Duration.seconds(60)
+    /// Bytes of a patch (and of an action) written to one audit line at the debug log level; the rest is cut.
+    public var auditLimitBytes = 1_024
     /// Patches each room keeps so clients can resume with `since=`.
     public var resumeWindow = 10_000
     /// Open WebSocket connections the server accepts; further handshakes are refused.

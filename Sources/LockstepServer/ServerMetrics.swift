@@ -14,6 +14,8 @@ final class ServerMetrics: Sendable {
     let deliveries: CoreMetrics.Counter
     let bytesQueued: CoreMetrics.Counter
     let droppedQueues: CoreMetrics.Counter
+    let throttled: CoreMetrics.Counter
+    let evictions: CoreMetrics.Counter
     let actionLatency: CoreMetrics.Timer
     private let factory: PrometheusMetricsFactory
 
@@ -32,6 +34,8 @@ final class ServerMetrics: Sendable {
         deliveries = CoreMetrics.Counter(label: "lockstep_deliveries_total", factory: factory)
         bytesQueued = CoreMetrics.Counter(label: "lockstep_sent_bytes_total", factory: factory)
         droppedQueues = CoreMetrics.Counter(label: "lockstep_dropped_queues_total", factory: factory)
+        throttled = CoreMetrics.Counter(label: "lockstep_throttled_total", factory: factory)
+        evictions = CoreMetrics.Counter(label: "lockstep_evictions_total", factory: factory)
         actionLatency = CoreMetrics.Timer(label: "lockstep_action_latency_seconds", factory: factory)
     }
 

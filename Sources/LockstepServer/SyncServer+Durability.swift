@@ -34,7 +34,7 @@ extension SyncServer {
         }
     }
 
-    private func snapshot(of room: Room) -> StoredSnapshot? {
+    func snapshot(of room: Room) -> StoredSnapshot? {
         do {
             return StoredSnapshot(
                 room: room.name, version: room.store.version, state: try room.store.stateJSON().serialized(),
@@ -47,7 +47,7 @@ extension SyncServer {
     }
 
     /// Starts a write after the current callback, so changes arriving together share one transaction.
-    private func scheduleWrite() {
+    func scheduleWrite() {
         guard !durability.writeScheduled, durability.inFlight == nil else { return }
         durability.writeScheduled = true
         Task { self.startWrite() }
@@ -56,7 +56,7 @@ extension SyncServer {
     private func startWrite() {
         durability.writeScheduled = false
         guard durability.inFlight == nil, let log else { return }
-        guard !durability.rows.isEmpty else { return releasePending() }
+        guard !durability.rows.isEmpty || !durability.snapshots.isEmpty else { return releasePending() }
         let rows = durability.rows
         let snapshots = durability.snapshots
         durability.inFlight = durability.pending
@@ -100,6 +100,7 @@ extension SyncServer {
             switch item {
             case .patch(let room, let patch): broadcast(patch, in: room)
             case .reply(let session, let frame): session.reply(frame)
+            case .evict(let room, let version): evict(room, at: version)
             }
         }
     }
@@ -109,6 +110,7 @@ extension SyncServer {
     private func fail(_ items: [DurabilityQueue.Release], because error: StorageError) {
         var affected: [String: Room] = [:]
         for case .patch(let room, _) in items { affected[room.name] = room }
+        for case .evict(let room, _) in items { affected[room.name] = room }
         logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.keys.sorted())"])
 
         let untouched = { (room: Room) in affected[room.name] == nil }
@@ -119,7 +121,7 @@ extension SyncServer {
             })
         durability.pending.removeAll { item in
             switch item {
-            case .patch(let room, _): !untouched(room)
+            case .patch(let room, _), .evict(let room, _): !untouched(room)
             case .reply(let session, _): !untouched(session.room)
             }
         }

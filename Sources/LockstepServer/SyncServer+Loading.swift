@@ -48,6 +48,8 @@ extension SyncServer {
             rooms[name] = room
             metrics.rooms.increment()
             logger.info("loaded a room", metadata: ["room": "\(name)", "version": "\(version)"])
+            // Loaded for a read, it leaves again once idle; a client joining stops the clock.
+            roomBecameIdle(room)
             return .loaded(room)
         } catch {
             logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])

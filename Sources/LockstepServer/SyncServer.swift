@@ -1,5 +1,6 @@
 import CoreMetrics
 import Dispatch
+import Synchronization
 import LockstepCore
 public import LockstepStorage
 import LockstepJSON
@@ -30,6 +31,11 @@ public actor SyncServer {
     var rooms: [String: Room] = [:]
     private var clientCount = 0
     private var connectionCount = 0
+    /// A pass returning freed memory to the system is due (see `evict`).
+    var trimScheduled = false
+    /// Set by `shutdown`: late timers find the log closed and do nothing.
+    private nonisolated let stopped = Atomic(false)
+    nonisolated var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         transport.loop.asUnownedSerialExecutor()
@@ -72,6 +78,7 @@ public actor SyncServer {
 
     /// Closes every connection and stops the service thread; safe to call more than once.
     public nonisolated func shutdown() {
+        stopped.store(true, ordering: .relaxed)
         transport.shutdown()
         // A write in flight finishes before the log closes.
         writer.sync {}
@@ -80,9 +87,19 @@ public actor SyncServer {
 
     // MARK: - Connections
 
-    func accepts(_ request: UpgradeRequest) -> Bool {
-        guard RoomName(path: request.path) != nil else { return false }
-        return connectionCount < configuration.maxConnections
+    /// Why a handshake is refused, as the HTTP answer it gets; nil lets it proceed.
+    func refusal(of request: UpgradeRequest) -> HTTPResponse? {
+        guard request.path.hasPrefix(RoomName.pathPrefix) else {
+            return HTTPResponse(status: 404, text: "no such endpoint: connect to /rooms/ROOM\n")
+        }
+        guard RoomName(path: request.path) != nil else {
+            return HTTPResponse(status: 400, text: RoomName.rule + "\n")
+        }
+        guard connectionCount < configuration.maxConnections else {
+            let limit = configuration.maxConnections
+            return HTTPResponse(status: 503, text: "the server is at its limit of \(limit) connections\n")
+        }
+        return nil
     }
 
     func open(_ connection: WebSocketConnection) {
@@ -116,6 +133,11 @@ public actor SyncServer {
         room.join(session)
         room.follow(session)
         schedulePresence(in: room)
+        logger.debug(
+            "connection opened",
+            metadata: [
+                "room": "\(room.name)", "client": "\(client)", "name": "\(name)", "peer": "\(connection.peerAddress)",
+            ])
     }
 
     func close(_ connection: WebSocketConnection) {
@@ -125,10 +147,18 @@ public actor SyncServer {
     }
 
     func connectionClosed(_ session: Session) {
-        session.room.leave(session)
+        let room = session.room
+        room.leave(session)
         connectionCount -= 1
         metrics.connections.decrement()
-        schedulePresence(in: session.room)
+        schedulePresence(in: room)
+        roomBecameIdle(room)
+        logger.debug(
+            "connection closed",
+            metadata: [
+                "room": "\(room.name)", "client": "\(session.client)", "name": "\(session.name)",
+                "peer": "\(session.connection.peerAddress)",
+            ])
     }
 
     func fellBehind(_ connection: WebSocketConnection) {
@@ -143,6 +173,9 @@ public actor SyncServer {
             let room = session.room
             session.resynchronise(with: try room.snapshot(for: session.client), at: room.store.version)
             if room.follow(session) { sendPresence(to: session) }
+            logger.info(
+                "resynchronised a slow client",
+                metadata: ["room": "\(room.name)", "client": "\(session.client)", "version": "\(room.store.version)"])
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
         }
@@ -150,10 +183,7 @@ public actor SyncServer {
 
     func receive(_ message: InboundMessage, from connection: WebSocketConnection) {
         guard let session = connection.context as? Session else { return }
-        guard session.limiter.allow() else {
-            send(.error(id: nil, code: "rate_limited", message: "too many messages; this one was dropped"), to: session)
-            return
-        }
+        if let pause = session.limiter.take() { slowDown(session, for: pause) }
         switch message {
         case .tooLarge(let size):
             // Straight to the socket, ahead of replies still waiting for the log: the connection closes now.
@@ -171,6 +201,20 @@ public actor SyncServer {
         case .text(let bytes):
             handle(bytes, from: session)
         }
+    }
+
+    /// A sender over `--rate-limit` is not read for `pause`: TCP holds it back, and nothing it sent is dropped.
+    private func slowDown(_ session: Session, for pause: Duration) {
+        session.connection.pauseReceiving()
+        metrics.throttled.increment()
+        Task {
+            try? await Task.sleep(for: pause)
+            self.resumeReading(session)
+        }
+    }
+
+    private func resumeReading(_ session: Session) {
+        session.connection.resumeReceiving()
     }
 
     private func handle(_ bytes: [UInt8], from session: Session) {
@@ -241,6 +285,7 @@ public actor SyncServer {
         )
         let bytes = message.serialized()
         let patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
+        audit(change, in: room, cause: cause)
         commit(patch, in: room, message: bytes, inverse: change.inverse)
     }
 
@@ -300,9 +345,11 @@ public actor SyncServer {
         return room
     }
 
-    /// A room's broadcast stream: a client more than the queue limit behind it gets a fresh snapshot instead.
+    /// A room's broadcast stream: a client more than the queue limit behind it whose socket takes nothing for the
+    /// stall timeout gets a fresh snapshot instead.
     func makeStream() -> BroadcastStream {
-        BroadcastStream(server: transport, lagLimit: configuration.queueLimitBytes)
+        BroadcastStream(
+            server: transport, lagLimit: configuration.queueLimitBytes, stallLimit: configuration.stallTimeout)
     }
 
     // MARK: - Presence
@@ -340,9 +387,15 @@ public actor SyncServer {
             case .send(let action):
                 apply(action, in: room)
             case .run(let body):
-                // The work runs on its own; whatever it sends comes back through the loop, to the room by name.
+                // The work runs on its own; whatever it sends comes back through the loop, to the room by name. The
+                // room stays in memory until it ends.
                 let name = room.name
-                Task { await body { action in await self.receiveEffect(action, inRoom: name) } }
+                room.runningEffects += 1
+                Task {
+                    await body { action in await self.receiveEffect(action, inRoom: name) }
+                    room.runningEffects -= 1
+                    self.roomBecameIdle(room)
+                }
             }
         }
     }

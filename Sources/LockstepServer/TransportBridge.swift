@@ -17,12 +17,15 @@ final class TransportBridge: WebSocketServerDelegate, Sendable {
 
     private var current: SyncServer? { server.withLock { $0 } }
 
-    func shouldAccept(_ request: UpgradeRequest) -> Bool {
-        guard let server = current else { return false }
+    func refusal(of request: UpgradeRequest) -> HTTPResponse? {
+        guard let server = current else { return HTTPResponse(status: 503, text: "the server is starting\n") }
         let limit = server.configuration.maxConnectionsPerAddress
-        guard perAddress.withLock({ $0.allows(request.peerAddress, limit: limit) }) else { return false }
+        guard perAddress.withLock({ $0.allows(request.peerAddress, limit: limit) }) else {
+            let text = "too many connections from \(request.peerAddress) (limit \(limit))\n"
+            return HTTPResponse(status: 503, text: text)
+        }
         let request = OnLoop(request)
-        return server.assumeIsolated { $0.accepts(request.value) }
+        return server.assumeIsolated { $0.refusal(of: request.value) }
     }
 
     func connectionDidOpen(_ connection: WebSocketConnection) {

@@ -12,8 +12,10 @@ internal import Darwin
 /// thousands of broadcasts a second that memory traffic was the server's limit. Here a broadcast costs one copy,
 /// and the followers are woken once per pass of the loop, however many frames arrived in it.
 ///
-/// A follower that falls more than `lagLimit` bytes behind stops following and is reported to the delegate
-/// (`connectionDidFallBehind`), so one stalled reader neither holds memory nor slows the others.
+/// A follower more than `lagLimit` bytes behind whose socket then takes nothing for `stallLimit` stops following and
+/// is reported to the delegate (`connectionDidFallBehind`), so one stalled reader neither holds memory nor slows the
+/// others. Lag alone is not enough: a group commit can release more than `lagLimit` at once to readers that drain it
+/// in the next few writes.
 ///
 /// Loop-bound: use it only on its server's loop thread.
 public final class BroadcastStream {
@@ -28,8 +30,10 @@ public final class BroadcastStream {
 
     /// Bytes ever appended: the position just past the newest frame.
     public private(set) var head = 0
-    /// How far behind `head` a follower may fall before it is dropped from the stream.
+    /// How far behind `head` a follower may fall before its progress is watched.
     public let lagLimit: Int
+    /// How long a follower past `lagLimit` may write nothing before it is dropped from the stream.
+    public let stallLimit: Duration
     private unowned let server: WebSocketServer
     private var chunks: Deque<Chunk> = []
     /// The next chunk's size: small for a quiet stream, growing while frames keep coming.
@@ -48,10 +52,11 @@ public final class BroadcastStream {
     private static let minimumChunk = 4096
     private static let maximumChunk = 64 * 1024
 
-    /// A stream on `server`'s loop; followers may lag `lagLimit` bytes.
-    public init(server: WebSocketServer, lagLimit: Int) {
+    /// A stream on `server`'s loop; followers may lag `lagLimit` bytes, and past that stall for `stallLimit`.
+    public init(server: WebSocketServer, lagLimit: Int, stallLimit: Duration = .seconds(1)) {
         self.server = server
         self.lagLimit = lagLimit
+        self.stallLimit = stallLimit
     }
 
     deinit {
@@ -85,10 +90,11 @@ public final class BroadcastStream {
         wakeScheduled = false
         var oldest = head
         var fallen: [WebSocketConnection] = []
+        var now: ContinuousClock.Instant?
         for follower in followers {
             let connection = follower.takeUnretainedValue()
             let position = connection.streamPosition
-            if head - position > lagLimit {
+            if head - position > lagLimit, hasStalled(connection, now: &now) {
                 fallen.append(connection)
             } else {
                 oldest = min(oldest, position)
@@ -105,10 +111,24 @@ public final class BroadcastStream {
         }
     }
 
+    /// Whether `connection`, past the lag limit, has written nothing for `stallLimit`. The clock starts at the first
+    /// wake that finds it past the limit and restarts whenever it has written since; `now` is read once per wake.
+    private func hasStalled(_ connection: WebSocketConnection, now: inout ContinuousClock.Instant?) -> Bool {
+        let instant = now ?? .now
+        now = instant
+        if let since = connection.stalledSince, connection.stalledPosition == connection.streamPosition {
+            return since.duration(to: instant) > stallLimit
+        }
+        connection.stalledSince = instant
+        connection.stalledPosition = connection.streamPosition
+        return false
+    }
+
     /// Where `connection` starts: at `head`, receiving what is appended from now on.
     func add(_ connection: WebSocketConnection) {
         connection.followerIndex = followers.count
         connection.streamPosition = head
+        connection.stalledSince = nil
         followers.append(Unmanaged.passUnretained(connection))
     }
 

@@ -21,4 +21,19 @@ public struct HTTPResponse: Sendable, Equatable {
     public init(status: Int, text: String, contentType: String = "text/plain; charset=utf-8") {
         self.init(status: status, contentType: contentType, body: Array(text.utf8))
     }
+
+    /// The standard reason phrase of the statuses Lockstep answers with.
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
+    }
 }

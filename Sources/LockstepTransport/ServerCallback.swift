@@ -15,11 +15,12 @@ func serverCallback(
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
         let server = server(of: wsi)
         let request = UpgradeRequest(wsi: wsi)
-        let accepted = server.delegate.shouldAccept(request)
+        let refusal = server.delegate.refusal(of: request)
         request.invalidate()
-        if accepted { return 0 }
-        // >0 tells lws we answered ourselves; it then completes the transaction.
-        return lws_return_http_status(wsi, 503, nil) != 0 ? -1 : 1
+        guard let refusal else { return 0 }
+        refuseUpgrade(wsi, with: refusal, server: server)
+        // Nonzero closes the connection once the answer is written.
+        return -1
 
     case LWS_CALLBACK_ESTABLISHED:
         guard let user else { return -1 }
@@ -62,6 +63,19 @@ func serverCallback(
     default:
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
+}
+
+/// Answers a refused handshake with a whole HTTP/1.1 response in one write (status line, headers, body), so a client
+/// sees the status and reason, never a bare 503 or a reset. The answer is small: the socket takes it at once.
+private func refuseUpgrade(_ wsi: OpaquePointer, with response: HTTPResponse, server: WebSocketServer) {
+    var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n"
+    head += "Content-Type: \(response.contentType)\r\nContent-Length: \(response.body.count)\r\n"
+    for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+    head += "Connection: close\r\n\r\n"
+    let bytes = Array(head.utf8) + response.body.prefix(server.configuration.coalesceBytes - head.utf8.count)
+    let base = server.writeBuffer + CLibWebSockets_LWS_PRE
+    bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    _ = lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
 }
 
 private func server(of wsi: OpaquePointer) -> WebSocketServer {

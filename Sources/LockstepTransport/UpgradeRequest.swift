@@ -1,5 +1,5 @@
 /// A WebSocket handshake awaiting a decision, so the owner can enforce caps or authentication before any
-/// per-connection state exists. Loop-bound; valid only during `shouldAccept`.
+/// per-connection state exists. Loop-bound; valid only during `refusal(of:)`.
 public final class UpgradeRequest {
     private var wsi: OpaquePointer?
 
@@ -17,7 +17,7 @@ public final class UpgradeRequest {
         peerAddress = HeaderAccess.peer(wsi)
     }
 
-    /// Any request header by case-insensitive name; nil once `shouldAccept` has returned.
+    /// Any request header by case-insensitive name; nil once `refusal(of:)` has returned.
     public func header(_ name: String) -> String? {
         guard let wsi else { return nil }
         return HeaderAccess.header(wsi, named: name)

@@ -36,6 +36,9 @@ public final class WebSocketConnection {
     var streamPosition = 0
     /// Where this connection is in its stream's follower list.
     var followerIndex = -1
+    /// When the stream first found this connection past its lag limit at `stalledPosition` (see `BroadcastStream`).
+    var stalledSince: ContinuousClock.Instant?
+    var stalledPosition = 0
     /// The frames in `outbound` go out at stream positions: each segment's bytes (up to `end`, in `sentBytes`)
     /// once the stream has been written up to `position`.
     var segments: [(position: Int, end: Int)] = []
@@ -46,7 +49,7 @@ public final class WebSocketConnection {
     var writeRequested = false
     var didClose = false
 
-    /// Headers worth keeping after the handshake; everything else is available only in `shouldAccept`.
+    /// Headers worth keeping after the handshake; everything else is available only in `refusal(of:)`.
     static let keptHeaderTokens: [(lws_token_indexes, String)] = [
         (WSI_TOKEN_HTTP_AUTHORIZATION, "authorization"), (WSI_TOKEN_ORIGIN, "origin"),
         (WSI_TOKEN_HTTP_USER_AGENT, "user-agent"), (WSI_TOKEN_X_FORWARDED_FOR, "x-forwarded-for"),
@@ -66,7 +69,7 @@ public final class WebSocketConnection {
     }
 
     /// A handshake header by case-insensitive name. Kept: Authorization, Origin, User-Agent, X-Forwarded-For,
-    /// Sec-WebSocket-Protocol, Cookie (others only via `UpgradeRequest` in `shouldAccept`).
+    /// Sec-WebSocket-Protocol, Cookie (others only via `UpgradeRequest` in `refusal(of:)`).
     public func header(_ name: String) -> String? {
         let wanted = name.lowercased()
         return keptHeaders.first { $0.name == wanted }?.value
@@ -127,6 +130,25 @@ public final class WebSocketConnection {
         drainNoticeRequested = true
         requestWritable()
     }
+
+    /// Stops reading from the socket: nothing more arrives until `resumeReceiving()`, and once the kernel's buffers
+    /// fill, TCP holds the peer back. A message already being read is still delivered whole.
+    public func pauseReceiving() {
+        guard let wsi, !isPaused else { return }
+        isPaused = true
+        lws_rx_flow_control(wsi, 0)
+    }
+
+    /// Reads from the socket again, starting with whatever libwebsockets had read before the pause.
+    public func resumeReceiving() {
+        guard let wsi, isPaused else { return }
+        isPaused = false
+        // Also from outside this connection's callbacks (a timer): apply the change now, not at its next callback.
+        lws_rx_flow_control(wsi, 1 | Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW))
+    }
+
+    /// Whether reading is paused (`pauseReceiving()`).
+    public private(set) var isPaused = false
 
     /// Sends everything already queued, then a close frame with `code`; `connectionDidClose` follows.
     public func close(code: UInt16 = 1000, reason: String = "") {

@@ -1,8 +1,9 @@
 /// The owner of a `WebSocketServer`'s connections. Every call arrives on the server's loop thread, so an actor
 /// isolated to `server.loop` can use `assumeIsolated` inside these methods.
 public protocol WebSocketServerDelegate: AnyObject {
-    /// Decides whether a handshake may proceed (e.g. connection caps, auth); false answers HTTP 503.
-    func shouldAccept(_ request: UpgradeRequest) -> Bool
+    /// Decides whether a handshake may proceed (e.g. paths, connection caps): nil accepts it; a response refuses it,
+    /// is sent as an HTTP/1.1 answer, and the connection closes.
+    func refusal(of request: UpgradeRequest) -> HTTPResponse?
     /// A connection finished its handshake and can send.
     func connectionDidOpen(_ connection: WebSocketConnection)
     /// One whole message arrived.

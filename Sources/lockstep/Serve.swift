@@ -28,8 +28,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest message a client may send, in bytes (larger: too_large, close 1009).")
     var maxFrame = 1 << 20
 
-    @Option(help: "Bytes of broadcasts a slow connection may leave unwritten before they are dropped for a snapshot.")
+    @Option(help: "Bytes of broadcasts a connection may leave unwritten before its progress is watched.")
     var queueLimit = 4 << 20
+
+    @Option(
+        help: """
+            How long a connection past --queue-limit may take nothing from its socket before its queued broadcasts \
+            are dropped for one fresh snapshot (e.g. 1s, 500ms).
+            """)
+    var stallTimeout = Duration.seconds(1)
 
     @Option(help: "Patches each room keeps for clients resuming with since=.")
     var resumeWindow = 10_000
@@ -37,7 +44,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Open WebSocket connections accepted; further handshakes are refused.")
     var maxConnections = 20_000
 
-    @Option(help: "Messages per second one connection may send; 0 for no limit.")
+    @Option(help: "Messages per second one connection may send (0: no limit); a faster one is read more slowly.")
     var rateLimit = 1_000
 
     @Option(help: "Peers one presence message lists at most; its count field gives the room's size.")
@@ -46,8 +53,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Directory where rooms are kept (SQLite, write-ahead). Created if missing.")
     var data = "./lockstep-data"
 
-    @Flag(help: "Keep rooms in memory only: nothing is written, and a restart loses every room.")
+    @Flag(help: "Keep rooms in memory only: nothing is written, a restart loses them, idle ones are never released.")
     var memory = false
+
+    @Option(help: "How long a room with no clients stays in memory before it is written out and released.")
+    var roomIdle = Duration.seconds(60)
 
     @Option(help: "normal: an ack survives a killed server; full: it also survives power loss (slower).")
     var sync: RoomLog.Sync = .normal
@@ -67,8 +77,11 @@ struct Serve: AsyncParsableCommand {
         help: "Allow a non-loopback --host without an auth secret: anyone who reaches it reads and writes every room.")
     var insecure = false
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (debug: every connection, change).")
     var logLevel: Logger.Level = .info
+
+    @Option(help: "Bytes of a change's patch and action written to one debug log line; the rest is cut.")
+    var auditLimit = 1_024
 
     func validate() throws {
         guard App.builtIn.contains(where: { $0.name == app }) else {
@@ -77,7 +90,7 @@ struct Serve: AsyncParsableCommand {
         }
         for (name, value) in [
             ("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit),
-            ("keep-history", keepHistory), ("presence-limit", presenceLimit),
+            ("keep-history", keepHistory), ("presence-limit", presenceLimit), ("audit-limit", auditLimit),
         ]
         where value < 0 {
             throw ValidationError("--\(name) cannot be negative")
@@ -91,6 +104,9 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxConnectionsPerIp > 0 else { throw ValidationError("--max-connections-per-ip must be positive") }
         guard handshakeTimeout >= .seconds(1) else { throw ValidationError("--handshake-timeout must be at least 1s") }
+        guard stallTimeout >= .zero, roomIdle >= .zero else {
+            throw ValidationError("--stall-timeout and --room-idle cannot be negative")
+        }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -108,6 +124,9 @@ struct Serve: AsyncParsableCommand {
         configuration.undoDepth = undoDepth
         configuration.maxFrameBytes = maxFrame
         configuration.queueLimitBytes = queueLimit
+        configuration.stallTimeout = stallTimeout
+        configuration.roomIdle = roomIdle
+        configuration.auditLimitBytes = auditLimit
         configuration.resumeWindow = resumeWindow
         configuration.maxConnections = maxConnections
         configuration.rateLimit = rateLimit

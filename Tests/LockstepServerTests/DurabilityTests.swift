@@ -9,26 +9,8 @@ import LockstepTestSupport
 
 /// Rooms kept in a real SQLite file across server restarts.
 @Suite(.timeLimit(.minutes(3))) struct DurabilityTests {
-    private static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "lockstep-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
-    private func withStoredServer<T>(
-        in directory: String, app: App = .counter, configure: (inout ServerConfiguration) -> Void = { _ in },
-        _ body: (SyncServer) async throws -> T
-    ) async throws -> T {
-        try await withServer(
-            app: app,
-            configure: { configuration in
-                configuration.dataDirectory = directory
-                configure(&configuration)
-            }, body)
-    }
-
     @Test func changesAndUndoSurviveARestart() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(in: directory, app: .todos, configure: { $0.snapshotInterval = 7 }) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
@@ -57,7 +39,7 @@ import LockstepTestSupport
     }
 
     @Test func clientsResumeAcrossARestart() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(in: directory) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
@@ -72,7 +54,7 @@ import LockstepTestSupport
     }
 
     @Test func aRoomNeverUsedIsStill404AndANewOneStartsAtZero() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(in: directory) { server in
             #expect(try HTTPGet(port: server.port, path: "/rooms/nobody").status == 404)
@@ -84,7 +66,7 @@ import LockstepTestSupport
     /// A client joining while changes are being written gets a snapshot of the newest state, ahead of what has
     /// been broadcast: the patches up to its snapshot must not reach it, and every later one must.
     @Test func clientsJoiningWhileChangesAreWrittenSeeNoGapAndNoRepeat() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(in: directory, configure: { $0.rateLimit = 0 }) { server in
             let driver = try await TestClient.connect(server, using: sharedTransport)
@@ -104,7 +86,7 @@ import LockstepTestSupport
     }
 
     @Test func aSecondServerOnTheSameDirectoryRefusesToStart() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(in: directory) { _ in
             var configuration = ServerConfiguration(app: .counter)

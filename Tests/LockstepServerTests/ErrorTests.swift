@@ -118,28 +118,6 @@ import LockstepTestSupport
         }
     }
 
-    @Test func messagesPastTheRateLimitAreDropped() async throws {
-        try await withServer(configure: { $0.rateLimit = 10 }) { server in
-            let client = try await TestClient.connect(server, using: transport)
-            for index in 0..<40 { client.send(.action(id: "a\(index)", action: ["type": "increment"])) }
-            var acks = 0
-            var limited = 0
-            while acks + limited < 40 {
-                switch try await client.next() {
-                case .ack: acks += 1
-                case .error(let id, "rate_limited", _):
-                    #expect(id == nil)
-                    limited += 1
-                default: break
-                }
-            }
-            #expect(limited > 0)
-            #expect(acks >= 10)
-            let state = try HTTPGet(port: server.port, path: "/rooms/test").json
-            #expect(state?["state"]?["count"] == .int(acks))
-        }
-    }
-
     @Test func unknownFieldsAreIgnored() async throws {
         try await withServer { server in
             let client = try await TestClient.connect(server, using: transport)

@@ -1,3 +1,4 @@
+import Foundation
 import LockstepApps
 import LockstepCore
 import LockstepServer
@@ -24,4 +25,24 @@ func withServer<T>(
     let server = try SyncServer(configuration: configuration)
     defer { server.shutdown() }
     return try await body(server)
+}
+
+/// A real server keeping its rooms in `directory` (a real SQLite file).
+func withStoredServer<T>(
+    in directory: String, app: App = .counter, configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (SyncServer) async throws -> T
+) async throws -> T {
+    try await withServer(
+        app: app,
+        configure: { configuration in
+            configuration.dataDirectory = directory
+            configure(&configuration)
+        }, body)
+}
+
+/// A new, empty directory under the system's temporary directory; the caller removes it.
+func temporaryDirectory() -> String {
+    let path = NSTemporaryDirectory() + "lockstep-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
 }

@@ -45,7 +45,9 @@ struct BroadcastStreamTests {
         let server = try makeServer(delegate)
         let client = try WebSocketClient()
         defer { client.shutdown(); server.shutdown() }
-        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 256 * 1024) }
+        await onLoop(server) {
+            delegate.stream = BroadcastStream(server: server, lagLimit: 256 * 1024, stallLimit: .zero)
+        }
         try await withTimeout(30) {
             let stalled = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
             let reader = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
@@ -83,5 +85,32 @@ struct BroadcastStreamTests {
         }
         #expect(await onLoop(server) { delegate.stream?.followerCount } == 1)
         #expect(await onLoop(server) { delegate.stream?.storedBytes } == 0)
+    }
+
+    /// A burst far over the lag limit, appended in one pass (as a group commit releases it), does not drop a follower
+    /// that drains it; the lag limit catches only a follower whose socket takes nothing for the stall limit.
+    @Test func aBurstOverTheLagLimitDoesNotDropAFollowerThatDrainsIt() async throws {
+        let delegate = TestDelegate()
+        let server = try makeServer(delegate)
+        let client = try WebSocketClient()
+        defer { client.shutdown(); server.shutdown() }
+        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 64 * 1024) }
+        try await withTimeout(30) {
+            let reader = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
+            reader.send("follow")
+            var messages = reader.messages.makeAsyncIterator()
+            var intact = true
+            // Four bursts of 1 MiB, sixteen times the lag limit each.
+            for burst in 0..<4 {
+                reader.send("flood:\(burst * 256)-\((burst + 1) * 256)")
+                for index in (burst * 256)..<((burst + 1) * 256)
+                where text(await messages.next()) != TestDelegate.floodFrame(index) {
+                    intact = false
+                }
+            }
+            #expect(intact, "the reader got every frame, in order")
+            #expect(!delegate.recorder.events.contains(.fellBehind(1)))
+        }
+        #expect(await onLoop(server) { delegate.stream?.followerCount } == 1)
     }
 }

@@ -22,7 +22,7 @@ final class ActorDelegate: WebSocketServerDelegate, @unchecked Sendable {
     var actor: LoopActor?
     let recorder = Recorder()
 
-    func shouldAccept(_ request: UpgradeRequest) -> Bool { true }
+    func refusal(of request: UpgradeRequest) -> HTTPResponse? { nil }
     func connectionDidOpen(_ connection: WebSocketConnection) {
         actor?.assumeIsolated { $0.touch() }
         recorder.record(.opened(connection.id))

@@ -106,11 +106,11 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
     /// The stream `follow`, `append:` and `flood:` messages use; created on the loop by the test.
     var stream: BroadcastStream?
 
-    func shouldAccept(_ request: UpgradeRequest) -> Bool {
+    func refusal(of request: UpgradeRequest) -> HTTPResponse? {
         lastUpgradePath = request.path
         lastUpgradeQuery = request.query
         lastAuthorization = request.header("Authorization")
-        return accept
+        return accept ? nil : HTTPResponse(status: 503, text: "full\n")
     }
 
     func connectionDidOpen(_ connection: WebSocketConnection) {

@@ -1,0 +1,31 @@
+import LockstepCore
+import LockstepJSON
+import Logging
+
+/// The audit trail: at the debug level, one line per change of any room, with who caused it and the patch.
+extension SyncServer {
+    /// Logs `change` of `room`; builds nothing unless the logger is at debug or below.
+    func audit(_ change: Change, in room: Room, cause: Cause) {
+        guard logger.logLevel <= .debug else { return }
+        var metadata: Logger.Metadata = [
+            "room": "\(room.name)", "version": "\(change.version)", "cause": "\(cause.kind.rawValue)",
+            "patch": "\(auditText(change.patch.json))",
+        ]
+        if let client = cause.client { metadata["client"] = "\(client)" }
+        if let id = cause.id { metadata["id"] = "\(id)" }
+        if let action = cause.action { metadata["action"] = "\(auditText(action))" }
+        if let of = cause.of { metadata["of"] = "\(of)" }
+        logger.debug("change", metadata: metadata)
+    }
+
+    /// `json` as text, cut to `auditLimitBytes` with a note of how much was left out.
+    private func auditText(_ json: JSON) -> String {
+        let bytes = json.serialized()
+        let limit = configuration.auditLimitBytes
+        guard bytes.count > limit else { return String(decoding: bytes, as: UTF8.self) }
+        // Cut at a character boundary: UTF-8 continuation bytes are 0b10xxxxxx.
+        var end = limit
+        while end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return String(decoding: bytes[..<end], as: UTF8.self) + "… (\(bytes.count - end) more bytes)"
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import Testing
+import LockstepTestSupport
+
+/// Idle rooms leave memory and come back, with a data directory, exactly as after a restart.
+@Suite(.timeLimit(.minutes(3))) struct EvictionTests {
+    @Test func resumeHistoryUndoAndRedoWorkAcrossAnEviction() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.roomIdle = .milliseconds(200) }) {
+            server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            for index in 1...5 {
+                client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")]))
+            }
+            client.send(.undo(id: "u"))
+            _ = try await client.next { $0 == .ack(id: "u", version: 6) }
+            let before = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            client.close()
+            try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+            #expect(try metric("lockstep_rooms", port: server.port) == 0)
+
+            // A read loads it and it leaves again.
+            #expect(try HTTPGet(port: server.port, path: "/rooms/test").json == before)
+            try await waitForMetric("lockstep_evictions_total", toReach: 2, port: server.port)
+
+            let resumed = try await TestClient.connect(server, query: "since=3", using: sharedTransport)
+            #expect(try await resumed.next() == .resume(room: "test", you: "c2", version: 3))
+            guard case .patch(4, _, let cause, _, _) = try await resumed.next() else {
+                Issue.record("expected the patch of version 4")
+                return
+            }
+            #expect(cause.kind == .action)
+            resumed.send(.history(id: "h", limit: 3))
+            let history = try await resumed.next { if case .history = $0 { true } else { false } }
+            guard case .history(_, let entries) = history else { return }
+            #expect(entries.map(\.version) == [4, 5, 6])
+            resumed.send(.redo(id: "r"))
+            _ = try await resumed.next { $0 == .ack(id: "r", version: 7) }
+            resumed.send(.undo(id: "u1"))
+            resumed.send(.undo(id: "u2"))
+            _ = try await resumed.next { $0 == .ack(id: "u2", version: 9) }
+            let after = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(after["state"]?["items"]?.arrayValue?.map { $0["title"] } == ["t1", "t2", "t3"])
+        }
+    }
+
+    @Test func aRoomInUseOrWithAWriteInFlightStays() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory, configure: { $0.roomIdle = .milliseconds(100) }) { server in
+            let stays = try await TestClient.connect(server, room: "busy", using: sharedTransport)
+            let leaves = try await TestClient.connect(server, room: "quiet", using: sharedTransport)
+            for index in 1...50 { leaves.send(.action(id: "q\(index)", action: ["type": "increment"])) }
+            _ = try await leaves.next { $0 == .ack(id: "q50", version: 50) }
+            leaves.close()
+            try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try metric("lockstep_evictions_total", port: server.port) == 1)
+            #expect(try metric("lockstep_rooms", port: server.port) == 1)
+            stays.send(.action(id: "b", action: ["type": "increment"]))
+            _ = try await stays.next { $0 == .ack(id: "b", version: 1) }
+            let quiet = try #require(try HTTPGet(port: server.port, path: "/rooms/quiet").json)
+            #expect(quiet["state"] == ["count": 50])
+        }
+    }
+
+    /// The memory a room used comes back once it idles out: a real server process visits two rounds of new rooms, and
+    /// the second round leaves it no bigger than the first did.
+    @Test func memoryFollowsTheRoomsInUseNotEveryRoomEverUsed() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try ServerProcess(arguments: ["--data", directory, "--room-idle", "1s", "--app", "todos"])
+        defer { server.terminate() }
+        let rooms = 2_000
+        var visited = 0
+        var sizes: [Int] = []
+        // A warm-up round (the database's and allocator's start), then two rounds measured.
+        for round in [1_000, rooms, rooms] {
+            try await visit(rooms: visited..<(visited + round), port: server.port)
+            visited += round
+            try await waitForMetric(
+                "lockstep_evictions_total", toReach: visited, port: server.port, timeout: .seconds(60))
+            #expect(try metric("lockstep_rooms", port: server.port) == 0)
+            sizes.append(try residentKiB(of: server.child.pid))
+        }
+        let perRoom = Double(sizes[2] - sizes[1]) / Double(rooms)
+        print("RSS once idle: \(sizes) KiB; \(perRoom) KiB more per room visited in the last round")
+        #expect(perRoom < 1.0, "RSS \(sizes) KiB")
+        // Every room still answers, from the log.
+        let last = try #require(try HTTPGet(port: server.port, path: "/rooms/r\(visited - 1)").json)
+        #expect(last["state"]?["items"]?.arrayValue?.count == 1)
+    }
+
+    /// Each room: join, add one item, leave; sixteen rooms at a time.
+    private func visit(rooms: Range<Int>, port: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<16 {
+                group.addTask {
+                    for index in stride(from: rooms.lowerBound + lane, to: rooms.upperBound, by: 16) {
+                        let client = try await TestClient.connect(port: port, room: "r\(index)", using: sharedTransport)
+                        client.send(.action(id: "a", action: ["type": "add", "title": "one"]))
+                        _ = try await client.next { $0.isAck }
+                        client.close()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    private func residentKiB(of pid: pid_t) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { throw RawSocketError.failed("no VmRSS for \(pid)") }
+        return kib
+    }
+}
+
+/// The value of an unlabelled metric from `GET /metrics`.
+func metric(_ name: String, port: Int) throws -> Int {
+    let text = try HTTPGet(port: port, path: "/metrics").text
+    for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+        return Int(Double(line.dropFirst(name.count + 1)) ?? -1)
+    }
+    return 0
+}
+
+/// Polls `/metrics` until `name` is at least `value`; fails the test after `timeout`.
+func waitForMetric(_ name: String, toReach value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try metric(name, port: port) < value {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("\(name) stayed at \(try metric(name, port: port)), below \(value)")
+            throw TestClientError.timedOut
+        }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+}

@@ -1,0 +1,40 @@
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import Testing
+import LockstepTestSupport
+
+/// A sender past `--rate-limit` is read more slowly; nothing it sent is dropped.
+@Suite(.timeLimit(.minutes(1))) struct FastSenderTests {
+    @Test func aSenderPastTheRateLimitIsSlowedAndLosesNothing() async throws {
+        try await withServer(configure: { $0.rateLimit = 200 }) { server in
+            let sender = try await TestClient.connect(server, using: sharedTransport)
+            let other = try await TestClient.connect(server, using: sharedTransport)
+            let total = 700
+            for index in 1...total { sender.send(.action(id: "a\(index)", action: ["type": "increment"])) }
+
+            // Another client is served while the sender is still being held back.
+            _ = try await sender.next { $0 == .ack(id: "a250", version: 250) }
+            other.send(.action(id: "other", action: ["type": "increment"]))
+            guard case .ack(_, let otherVersion) = try await other.next(where: { $0.isAck }) else { return }
+            #expect(otherVersion < total, "the other client waited for the whole flood")
+
+            var acked = 250
+            while acked < total {
+                switch try await sender.next(timeout: .seconds(20)) {
+                case .ack: acked += 1
+                case .error(let id, let code, let message):
+                    Issue.record("error \(code) for \(id ?? "-"): \(message)")
+                    return
+                default: break
+                }
+            }
+            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["state"]?["count"] == .int(total + 1))
+            let metrics = try HTTPGet(port: server.port, path: "/metrics").text
+            #expect(metrics.contains("lockstep_throttled_total"))
+            #expect(!metrics.contains("lockstep_throttled_total 0\n"))
+        }
+    }
+}

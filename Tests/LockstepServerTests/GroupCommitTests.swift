@@ -1,0 +1,51 @@
+import Foundation
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import LockstepTransport
+import Testing
+import LockstepTestSupport
+
+/// Readers that keep up with a durable room are never mistaken for slow ones.
+@Suite(.timeLimit(.minutes(2))) struct GroupCommitTests {
+    /// A group commit releases many patches at once, far more than the queue limit: readers that drain them get no
+    /// snapshot; only the one that stopped reading is resynchronised.
+    @Test func readersThatKeepUpGetNoSnapshotWhenAGroupCommitReleasesMany() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(
+            in: directory, app: .json, configure: { $0.queueLimitBytes = 65_536; $0.rateLimit = 0 }
+        ) { server in
+            let stalled = try await TestClient.connect(server, using: sharedTransport)
+            _ = try await stalled.next { $0.isSnapshot }
+            stalled.socket.setReceiving(false)
+            var writers: [TestClient] = []
+            for _ in 0..<3 { writers.append(try await TestClient.connect(server, using: sharedTransport)) }
+            let padding = JSON.string(String(repeating: "x", count: 4_000))
+            let perWriter = 800
+            for (number, writer) in writers.enumerated() {
+                for index in 1...perWriter {
+                    let value: JSON = ["writer": .int(number), "n": .int(index), "padding": padding]
+                    let op: JSON = ["op": "add", "path": .string("/w\(number)"), "value": value]
+                    writer.send(.action(id: "w\(number)-\(index)", action: ["type": "patch", "ops": [op]]))
+                }
+            }
+            let total = 3 * perWriter
+            for writer in writers {
+                try await writer.catchUp(to: total, timeout: .seconds(60))
+                let snapshots = await writer.snapshots
+                #expect(snapshots == 1, "a reader that keeps up was resynchronised")
+                #expect(await writer.gaps.isEmpty)
+            }
+
+            stalled.socket.setReceiving(true)
+            try await stalled.catchUp(to: total, timeout: .seconds(30))
+            #expect(await stalled.snapshots >= 2, "the reader that stopped should have been resynchronised")
+            #expect(await stalled.gaps.isEmpty)
+            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(await stalled.state == room["state"])
+            #expect(await writers[0].state == room["state"])
+        }
+    }
+}

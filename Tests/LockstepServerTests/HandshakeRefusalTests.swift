@@ -1,0 +1,69 @@
+import Glibc
+import SwiftOverlayShims
+import LockstepServer
+import Testing
+import LockstepTestSupport
+
+/// Refused handshakes answer HTTP/1.1 with a status that says why: 404, 400, or 503 for capacity.
+@Suite(.timeLimit(.minutes(1))) struct HandshakeRefusalTests {
+    @Test func aPathOutsideRoomsIsNotFound() async throws {
+        try await withServer { server in
+            for path in ["/nope", "/", "/room/x"] {
+                let answer = try refusal(port: server.port, path: path)
+                #expect(answer.hasPrefix("HTTP/1.1 404 Not Found\r\n"), "\(path): \(answer)")
+                #expect(answer.hasSuffix("no such endpoint: connect to /rooms/ROOM\n"))
+            }
+        }
+    }
+
+    @Test func aBadRoomNameIsABadRequest() async throws {
+        try await withServer { server in
+            for path in ["/rooms/bad%20name", "/rooms/", "/rooms/" + String(repeating: "r", count: 129), "/rooms/a/b"] {
+                let answer = try refusal(port: server.port, path: path)
+                #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(path): \(answer)")
+                #expect(answer.contains("Content-Type: text/plain"))
+                #expect(answer.hasSuffix("a room name is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'\n"))
+            }
+        }
+    }
+
+    @Test func theConnectionCapsAreServiceUnavailable() async throws {
+        try await withServer(configure: { $0.maxConnections = 1 }) { server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            _ = try await client.next { $0.isSnapshot }
+            let answer = try refusal(port: server.port, path: "/rooms/test")
+            #expect(answer.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(answer)")
+            #expect(answer.contains("limit of 1 connections"))
+        }
+        try await withServer(configure: { $0.maxConnectionsPerAddress = 1 }) { server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            _ = try await client.next { $0.isSnapshot }
+            let answer = try refusal(port: server.port, path: "/rooms/test")
+            #expect(answer.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(answer)")
+            #expect(answer.contains("too many connections from 127.0.0.1"))
+        }
+    }
+
+    /// Sends a WebSocket handshake for `path` and reads the whole answer, up to the server's close.
+    private func refusal(port: Int, path: String) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawSocketError.failed("socket") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        try RawSocket.connect(fd, port: port)
+        let request = [
+            "GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+        ].joined(separator: "\r\n") + "\r\n\r\n"
+        try RawSocket.write(fd, Array(request.utf8))
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count <= 0 { break }
+            answer += chunk[0..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+}
