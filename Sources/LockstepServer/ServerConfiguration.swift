@@ -26,6 +26,11 @@ public struct ServerConfiguration: Sendable {
     public var roomIdle = Duration.seconds(60)
     /// Bytes of a patch (and of an action) written to one audit line at the debug log level; the rest is cut.
     public var auditLimitBytes = 1_024
+    /// Web pages (origins such as `https://app.example.com`) whose scripts may open WebSockets to this server, besides
+    /// the server's own origin; `*` allows every page. A browser sends its page's origin with the handshake; a
+    /// handshake from any other page is refused (403), so a site the user visits cannot reach a server on their
+    /// machine. Clients that send no `Origin` (the SDKs, websocat) are not affected.
+    public var allowedOrigins: [String] = []
     /// Patches each room keeps so clients can resume with `since=`.
     public var resumeWindow = 10_000
     /// Open WebSocket connections the server accepts; further handshakes are refused.

@@ -95,6 +95,10 @@ public actor SyncServer {
         guard RoomName(path: request.path) != nil else {
             return HTTPResponse(status: 400, text: RoomName.rule + "\n")
         }
+        if let origin = request.header("origin"), !configuration.allowsOrigin(origin, host: request.header("host")) {
+            let text = "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)\n"
+            return HTTPResponse(status: 403, text: text)
+        }
         guard connectionCount < configuration.maxConnections else {
             let limit = configuration.maxConnections
             return HTTPResponse(status: 503, text: "the server is at its limit of \(limit) connections\n")

@@ -71,6 +71,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Time a new connection has to send its whole handshake or HTTP request (whole seconds: 10s, 1m).")
     var handshakeTimeout = Duration.seconds(10)
 
+    @Option(
+        help: """
+            A web page origin (e.g. https://app.example.com) allowed to open WebSockets here besides the server's own; \
+            repeatable; * allows every page. Other pages' handshakes get 403.
+            """)
+    var allowedOrigin: [String] = []
+
     @OptionGroup var auth: AuthOptions
 
     @Flag(
@@ -127,6 +134,7 @@ struct Serve: AsyncParsableCommand {
         configuration.stallTimeout = stallTimeout
         configuration.roomIdle = roomIdle
         configuration.auditLimitBytes = auditLimit
+        configuration.allowedOrigins = allowedOrigin
         configuration.resumeWindow = resumeWindow
         configuration.maxConnections = maxConnections
         configuration.rateLimit = rateLimit

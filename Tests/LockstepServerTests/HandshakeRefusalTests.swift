@@ -44,18 +44,48 @@ import LockstepTestSupport
         }
     }
 
+    @Test func aBrowserPageFromAnotherOriginIsForbidden() async throws {
+        try await withServer { server in
+            let port = server.port
+            let answer = try refusal(port: port, path: "/rooms/test", headers: ["Origin: http://evil.example"])
+            #expect(answer.hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "\(answer)")
+            #expect(answer.hasSuffix("is not allowed: start the server with --allowed-origin http://evil.example\n"))
+            // The server's own origin (the test's handshake says `Host: 127.0.0.1`), and clients sending no Origin.
+            var page = try RawWebSocket(port: port, path: "/rooms/test", headers: ["Origin: http://127.0.0.1"])
+            #expect(try page.status() == 101)
+            page.close()
+            var tool = try RawWebSocket(port: port, path: "/rooms/test")
+            #expect(try tool.status() == 101)
+            tool.close()
+        }
+        try await withServer(configure: { $0.allowedOrigins = ["https://app.example.com"] }) { server in
+            let listed = ["Origin: https://APP.example.com"]
+            var allowed = try RawWebSocket(port: server.port, path: "/rooms/test", headers: listed)
+            #expect(try allowed.status() == 101)
+            allowed.close()
+            let other = ["Origin: https://other.example.com"]
+            let answer = try refusal(port: server.port, path: "/rooms/test", headers: other)
+            #expect(answer.hasPrefix("HTTP/1.1 403 Forbidden\r\n"))
+        }
+        try await withServer(configure: { $0.allowedOrigins = ["*"] }) { server in
+            var any = try RawWebSocket(port: server.port, path: "/rooms/test", headers: ["Origin: http://evil.example"])
+            #expect(try any.status() == 101)
+            any.close()
+        }
+    }
+
     /// Sends a WebSocket handshake for `path` and reads the whole answer, up to the server's close.
-    private func refusal(port: Int, path: String) throws -> String {
+    private func refusal(port: Int, path: String, headers: [String] = []) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try RawSocket.connect(fd, port: port)
-        let request = [
+        let request = ([
             "GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",
             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
-        ].joined(separator: "\r\n") + "\r\n\r\n"
+        ] + headers).joined(separator: "\r\n") + "\r\n\r\n"
         try RawSocket.write(fd, Array(request.utf8))
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4_096)

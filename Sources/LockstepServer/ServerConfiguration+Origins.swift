@@ -1,0 +1,9 @@
+extension ServerConfiguration {
+    /// Whether a browser page at `origin` may connect: the server's own origin (`http://` and the `Host` the client
+    /// addressed), or one listed in `allowedOrigins` (`*`: any). Scheme and host compare without regard to case.
+    func allowsOrigin(_ origin: String, host: String?) -> Bool {
+        let origin = origin.lowercased()
+        if let host, origin == "http://" + host.lowercased() { return true }
+        return allowedOrigins.contains { $0 == "*" || $0.lowercased() == origin }
+    }
+}
