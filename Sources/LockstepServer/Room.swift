@@ -32,6 +32,10 @@ final class Room {
     var presenceScheduled = false
     /// When the last presence went out.
     var lastPresence: ContinuousClock.Instant?
+    /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
+    var epoch = Room.makeEpoch()
+    /// The highest `seq` acknowledged for each client session.
+    var marks = SessionMarks()
 
     init(name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = []) {
         self.name = name
@@ -93,8 +97,8 @@ final class Room {
         return Array(log[start..<log.count])
     }
 
-    /// A snapshot for client `you`; the state is encoded once per version, whoever asks.
-    func snapshot(for you: String) throws(StoreError) -> OutboundFrame {
+    /// A snapshot for client `you`, with its session's mark `seq`; the state is encoded once per version.
+    func snapshot(for you: String, seq: Int? = nil) throws(StoreError) -> OutboundFrame {
         let version = store.version
         let stateBytes: [UInt8]
         if let cachedState, cachedState.version == version {
@@ -112,7 +116,9 @@ final class Room {
         bytes += JSON.string(you).serialized()
         bytes += Array(",\"version\":\(version),\"state\":".utf8)
         bytes += stateBytes
-        bytes += Array(",\"undo\":\(store.history.undoCount),\"redo\":\(store.history.redoCount)}".utf8)
+        bytes += Array(",\"undo\":\(store.history.undoCount),\"redo\":\(store.history.redoCount),\"epoch\":".utf8)
+        bytes += JSON.string(epoch).serialized()
+        bytes += Array((seq.map { ",\"seq\":\($0)}" } ?? "}").utf8)
         return OutboundFrame(text: bytes)
     }
 

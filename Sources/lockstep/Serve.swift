@@ -61,6 +61,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Time a new connection has to send its whole handshake or HTTP request (whole seconds: 10s, 1m).")
     var handshakeTimeout = Duration.seconds(10)
 
+    @Option(help: "Time after which a room forgets an idle client session's seq mark (at least 1h: 90m, 24h, 7d).")
+    var sessionIdle = Duration.seconds(24 * 3_600)
+
+    @Option(help: "Client sessions whose seq marks one room keeps; past it the least recently active is forgotten.")
+    var sessionLimit = 10_000
+
     @OptionGroup var auth: AuthOptions
 
     @Flag(
@@ -91,6 +97,8 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxConnectionsPerIp > 0 else { throw ValidationError("--max-connections-per-ip must be positive") }
         guard handshakeTimeout >= .seconds(1) else { throw ValidationError("--handshake-timeout must be at least 1s") }
+        guard sessionIdle >= .seconds(3_600) else { throw ValidationError("--session-idle must be at least 1h") }
+        guard sessionLimit > 0 else { throw ValidationError("--session-limit must be positive") }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -118,6 +126,8 @@ struct Serve: AsyncParsableCommand {
 
         configuration.maxConnectionsPerAddress = maxConnectionsPerIp
         configuration.handshakeTimeout = handshakeTimeout
+        configuration.sessionIdle = sessionIdle
+        configuration.sessionLimit = sessionLimit
         configuration.tokens = try await auth.authority()
 
         let server = try SyncServer(configuration: configuration, logger: logger)
