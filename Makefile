@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config tmux
+APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config tmux iproute2
 ARGS ?=
 
 .PHONY: run test deps build release bench fuzz fuzz-smoke clean
