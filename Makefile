@@ -16,6 +16,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	bash Tests/smoke/websocat.sh
 	bash Tests/smoke/tmux.sh
+	bash Tests/smoke/offline.sh
 	$(MAKE) fuzz-smoke
 	$(SWIFT) test --skip-build
 
