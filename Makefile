@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config tmux
+APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config tmux iproute2
 ARGS ?=
 
 .PHONY: run test deps build release bench fuzz fuzz-smoke clean
@@ -16,6 +16,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	bash Tests/smoke/websocat.sh
 	bash Tests/smoke/tmux.sh
+	bash Tests/smoke/offline.sh
 	$(MAKE) fuzz-smoke
 	$(SWIFT) test --skip-build
 

@@ -108,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "lockstep-client",
             dependencies: [
-                "LockstepClient",
+                "LockstepClient", "LockstepApps",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "client",

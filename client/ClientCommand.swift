@@ -15,6 +15,8 @@ struct ClientCommand: AsyncParsableCommand {
         discussion: """
             Interactive on a terminal. With --exec "cmd; cmd", or with commands on stdin, prints every update as \
             one JSON line and exits once each command is answered (exit 1: cannot connect; 2: a command failed).
+            While the server is away, commands wait in the outbox (the header says "offline, N pending" and shows \
+            their predicted effect) and are sent, each applied once, when it is back.
             Commands for every app: \(AppKind.commonHelp)
             counter: \(AppKind.counter.helpLines.joined(separator: " "))
             todos: \(AppKind.todos.helpLines.joined(separator: " "))
@@ -28,6 +30,9 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: "The name other clients see.")
     var name: String?
 
+    @Option(help: "The session name (1-64 of A-Z a-z 0-9 . _ -) that numbers this client's requests; random if unset.")
+    var session: String?
+
     @Option(help: "The room's app (json, counter, todos) when guessing it from the state's shape is wrong.")
     var app: AppKind?
 
@@ -37,7 +42,7 @@ struct ClientCommand: AsyncParsableCommand {
     func run() async throws {
         let room: RoomClient
         do {
-            room = try RoomClient(url: url, name: name)
+            room = try RoomClient(url: url, name: name, session: session)
             try await room.connect()
         } catch {
             FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))

@@ -95,6 +95,8 @@ final class InteractiveSession {
             }
         case .serverError(let code, let message):
             note("server: \(message) (\(code))", .error)
+        case .outbox:
+            break
         }
     }
 
@@ -102,7 +104,7 @@ final class InteractiveSession {
 
     private func execute(_ line: String) -> Command? {
         guard line.contains(where: { !$0.isWhitespace }) else { return nil }
-        let state = latest?.state ?? .null
+        let state = app.predict(latest?.state ?? .null, pending: latest?.pendingActions ?? [])
         let command: Command
         do {
             command = try Command(parsing: line, app: app, state: state)
@@ -169,12 +171,22 @@ final class InteractiveSession {
         var title = "lockstep  room \(room.room)"
         if let update { title += "  v\(update.version)  undo \(update.undoCount) redo \(update.redoCount)" }
         title += "  [\(app.rawValue)]"
+        let isLive = update?.status == .live
+        let pending = update?.pendingCount ?? 0
+        var status = (update?.status ?? .connecting(failures: 0)).description
+        if !isLive, hadSnapshot {
+            status = "offline, \(pending) pending; " + status
+        } else if pending > 0 {
+            status += ", \(pending) pending"
+        }
+        // Commands still work while the server is away: the screen shows their predicted effect.
+        let state = app.predict(update?.state ?? .null, pending: update?.pendingActions ?? [])
         let content = Screen.Content(
             title: title,
-            status: (update?.status ?? .connecting(failures: 0)).description,
-            isLive: update?.status == .live,
+            status: status,
+            isLive: isLive,
             peers: "peers: " + peers.joined(separator: ", "),
-            state: StateView(update?.state ?? .null, changed: changed),
+            state: StateView(state, changed: changed),
             log: log,
             prompt: editor.text,
             cursor: editor.cursor

@@ -112,6 +112,8 @@ final class ScriptSession {
     }
 
     private func print(_ update: RoomUpdate) {
+        // The outbox is the script's own commands, whose acks it prints.
+        if case .outbox = update.change { return }
         emit(Self.line(for: update))
         printedVersion = update.version
         releaseWaiters()
@@ -145,6 +147,8 @@ final class ScriptSession {
             return ["event": "status", "status": .string(status.description)]
         case .serverError(let code, let message):
             return ["event": "error", "code": .string(code), "message": .string(message)]
+        case .outbox:
+            return ["event": "outbox", "pending": .int(update.pendingCount)]
         }
     }
 

@@ -12,9 +12,13 @@ public import LockstepTransport
 /// for await update in room.updates { print(update.version, update.state) }
 /// ```
 ///
-/// Reconnections resume with `since=` the mirror's version; a version gap or a patch that does not apply makes
-/// the client reconnect for a fresh snapshot rather than show a wrong state. Requests are never resent: one in
-/// flight when the connection drops fails with ``RoomClientError/disconnected``.
+/// Reconnections resume with `since=` the mirror's version and `epoch=` its history; a version gap or a patch that
+/// does not apply makes the client reconnect for a fresh snapshot rather than show a wrong state.
+///
+/// Every change request (`send`, `undo`, `redo`) goes through an outbox and is applied exactly once: the client
+/// names a session (`session=`) and numbers each request (`seq`); while disconnected, requests wait in the outbox
+/// (at most `outboxLimit`); on reconnection the server says which it already applied (the session's mark), those
+/// are answered and the rest are sent again, in order. A request returns once the server acknowledged it.
 public actor RoomClient {
     /// Every change to the mirror, in order, each with the state right after it. One consumer; unbounded buffer,
     /// so nothing is lost between `connect()` and the first iteration. Finishes after `close()`.
@@ -36,6 +40,14 @@ public actor RoomClient {
     public private(set) var you: String?
     /// Where the connection stands.
     public private(set) var status: ConnectionStatus = .connecting(failures: 0)
+    /// The session this client's requests belong to, kept across reconnections.
+    public nonisolated let session: String
+    /// The room's history the mirror follows (`epoch`); nil before the first sync.
+    public private(set) var epoch: String?
+    /// Change requests not yet answered (queued while disconnected, or in flight).
+    public var pendingCount: Int { outbox.count }
+    /// The actions not yet in the mirror, in order: apply them over `state` to predict the room's next state.
+    public var pendingActions: [JSON] { outbox.predictedActions }
 
     private let url: RoomURL
     private let policy: ReconnectPolicy
@@ -49,29 +61,39 @@ public actor RoomClient {
     private var hasState = false
     /// Set when the mirror cannot follow; the connection is dropped and the next one asks for a snapshot.
     private var resyncReason: String?
-    private var pending: [String: CheckedContinuation<Result<Reply, RoomClientError>, Never>] = [:]
+    /// `history` requests waiting for their answer (they are not queued: they need a live connection).
+    private var pending: [String: CheckedContinuation<Result<[ServerMessage.HistoryRecord], RoomClientError>, Never>] =
+        [:]
+    private var outbox: Outbox
+    /// Every id the server gave this client's connections: a patch caused by one of them may be ours.
+    private var yous: Set<String> = []
+    /// The id of the `history` request that tells when requests the mark covered are in the mirror, after a resume.
+    private var barrier: String?
     private var nextRequest = 1
     private var runTask: Task<Void, Never>?
     private var connectWaiter: CheckedContinuation<Result<Void, RoomClientError>, Never>?
     private var isClosed = false
 
-    /// What a request's answer carried.
-    enum Reply: Sendable {
-        case version(Int)
-        case history([ServerMessage.HistoryRecord])
-    }
-
     /// Prepares a client for `url` (`ws://HOST:PORT/rooms/ROOM`); nothing connects until ``connect()``.
     ///
     /// - Parameters:
     ///   - name: the display name peers see (the server uses the connection id when nil).
+    ///   - session: the session name (1 to 64 of `A-Z a-z 0-9 . _ -`); a random one, kept for the client's lifetime,
+    ///     when nil. Give the same one after an app restart to keep numbering where the server's mark is.
+    ///   - outboxLimit: most change requests waiting for an answer at once (default 10 000).
     ///   - reconnect: how retries back off after a drop.
     ///   - transport: a shared libwebsockets client (many rooms, one thread); the client makes and owns one when nil.
     public init(
-        url: String, name: String? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
-        transport: WebSocketClient? = nil
+        url: String, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
+        reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
     ) throws(RoomClientError) {
-        self.url = try RoomURL(url, name: name)
+        let session = session ?? Self.randomSession()
+        guard (1...64).contains(session.utf8.count),
+            session.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+        else { throw .invalidSession(session) }
+        self.session = session
+        outbox = Outbox(limit: max(outboxLimit, 1))
+        self.url = try RoomURL(url, name: name, session: session)
         room = self.url.room
         policy = reconnect
         if let transport {
@@ -108,6 +130,7 @@ public actor RoomClient {
         runTask?.cancel()
         await runTask?.value
         failPending(.closed)
+        failOutbox(.closed)
         finishConnect(.failure(.closed))
         setStatus(.closed)
         continuation.finish()
@@ -118,49 +141,59 @@ public actor RoomClient {
 
     /// Sends an action; returns the version the room reached (the mirror already shows it when this returns, since
     /// the server sends the patch before the ack). An action that changes nothing returns the current version.
+    /// While disconnected it waits in the outbox and goes out on reconnection.
     @discardableResult
     public func send(action: JSON) async throws(RoomClientError) -> Int {
-        try await version(of: request { .action(id: $0, action: action) })
+        try await change { .action(id: $0, action: action) }
     }
 
     /// Reverts the room's most recent change, whoever made it; returns the version of the reverting patch.
+    /// Undo runs on the server only: nothing is predicted locally.
     @discardableResult
     public func undo() async throws(RoomClientError) -> Int {
-        try await version(of: request { .undo(id: $0) })
+        try await change { .undo(id: $0) }
     }
 
-    /// Re-applies the most recently undone change; returns the version of its patch.
+    /// Re-applies the most recently undone change; returns the version of its patch. Server-side only, like undo.
     @discardableResult
     public func redo() async throws(RoomClientError) -> Int {
-        try await version(of: request { .redo(id: $0) })
+        try await change { .redo(id: $0) }
     }
 
     /// The room's most recent changes, newest last (the server's default count when `limit` is nil).
     public func history(limit: Int? = nil) async throws(RoomClientError) -> [ServerMessage.HistoryRecord] {
-        switch try await request({ .history(id: $0, limit: limit) }) {
-        case .history(let entries): return entries
-        case .version: throw .coding("the server answered a history request with an ack")
-        }
-    }
-
-    private func version(of reply: Reply) throws(RoomClientError) -> Int {
-        switch reply {
-        case .version(let version): return version
-        case .history: throw .coding("the server answered a change with a history")
-        }
-    }
-
-    private func request(_ make: (String) -> ClientMessage) async throws(RoomClientError) -> Reply {
         guard !isClosed else { throw .closed }
         guard let socket, synced else { throw .notConnected }
         let id = "r\(nextRequest)"
         nextRequest += 1
-        let frame = make(id).json.serialized()
+        let frame = ClientMessage.history(id: id, limit: limit).json.serialized()
         let result = await withCheckedContinuation { continuation in
             pending[id] = continuation
             socket.send(frame)
         }
         return try result.get()
+    }
+
+    /// Puts a change request (made from its id) in the outbox, sends it when connected, and returns the version in
+    /// its ack; every change request goes through here, so each is numbered and applied once.
+    private func change(_ make: (String) -> ClientMessage) async throws(RoomClientError) -> Int {
+        guard !isClosed else { throw .closed }
+        guard !outbox.isFull else { throw .outboxFull(limit: outbox.limit) }
+        let id = "r\(nextRequest)"
+        nextRequest += 1
+        let message = make(id)
+        let result = await withCheckedContinuation { continuation in
+            outbox.append(Outbox.Entry(id: id, message: message, waiter: continuation))
+            flushOutbox()
+            emit(.outbox)
+        }
+        return try result.get()
+    }
+
+    /// Sends what the outbox has not sent on this connection, in order; nothing while not in sync.
+    private func flushOutbox() {
+        guard let socket, synced else { return }
+        for frame in outbox.framesToSend() { socket.send(frame) }
     }
 
     // MARK: - Connection loop
@@ -173,7 +206,7 @@ public actor RoomClient {
             resyncReason = nil
             let socket: WebSocket
             do {
-                socket = try await WebSocket.connect(url.url(since: since), using: transport)
+                socket = try await WebSocket.connect(url.url(since: since, epoch: epoch), using: transport)
             } catch {
                 if !hasState {
                     finishConnect(.failure(.connectionFailed(Self.describe(error))))
@@ -240,22 +273,26 @@ public actor RoomClient {
 
     private func receive(_ bytes: [UInt8]) {
         let message: ServerMessage
+        let json: JSON
         do {
-            message = try ServerMessage(json: try JSON(parsing: bytes))
+            json = try JSON(parsing: bytes)
+            message = try ServerMessage(json: json)
         } catch {
             // A frame this client cannot read: it may have missed a change, so start again from a snapshot.
             requestResync("unreadable message from the server: \(error)")
             return
         }
-        receive(message)
+        receive(message, epoch: json["epoch"]?.stringValue, mark: json["seq"]?.intValue)
     }
 
-    /// Applies one server message to the mirror. Internal so tests can feed messages a real server never sends.
-    func receive(_ message: ServerMessage) {
+    /// Applies one server message to the mirror; `epoch` and `mark` are a snapshot's or resume's. Internal so tests
+    /// can feed messages a real server never sends.
+    func receive(_ message: ServerMessage, epoch: String? = nil, mark: Int? = nil) {
         guard resyncReason == nil else { return }
         switch message {
         case .snapshot(_, let you, let version, let state, let undo, let redo):
             self.you = you
+            self.epoch = epoch
             self.state = state
             self.version = version
             undoCount = undo
@@ -263,15 +300,21 @@ public actor RoomClient {
             hasState = true
             synced = true
             goLive(announcing: .snapshot)
+            sessionSynced(you: you, mark: mark, snapshot: true)
             finishConnect(.success(()))
         case .resume(_, let you, let version):
             guard hasState, version == self.version else {
                 requestResync("the server resumed at version \(version), the mirror is at \(self.version)")
                 return
             }
+            guard epoch == nil || epoch == self.epoch else {
+                requestResync("the server resumed another history of the room")
+                return
+            }
             self.you = you
             synced = true
             goLive(announcing: .resumed)
+            sessionSynced(you: you, mark: mark, snapshot: false)
         case .patch(let version, let ops, let cause, let undo, let redo):
             guard synced else {
                 requestResync("a patch arrived before any snapshot")
@@ -292,12 +335,21 @@ public actor RoomClient {
             self.version = version
             undoCount = undo
             redoCount = redo
+            if let client = cause.client, let id = cause.id, yous.contains(client) { outbox.mirrored(id: id) }
             emit(.patch(ops: ops, cause: cause, changedPaths: Self.changedPaths(ops)))
         case .ack(let id, let version):
-            if let id { pending.removeValue(forKey: id)?.resume(returning: .success(.version(version))) }
+            guard let id else { break }
+            if let entry = outbox.remove(id: id) {
+                entry.waiter.resume(returning: .success(version))
+                emit(.outbox)
+            }
         case .error(let id, let code, let message):
             if let id, let waiter = pending.removeValue(forKey: id) {
                 waiter.resume(returning: .failure(.server(code: code, message: message)))
+            } else if let id, let entry = outbox.remove(id: id) {
+                // Refused, so not applied: it leaves the outbox (and the prediction) and its send throws.
+                entry.waiter.resume(returning: .failure(.server(code: code, message: message)))
+                emit(.outbox)
             } else {
                 emit(.serverError(code: code, message: message))
             }
@@ -307,8 +359,45 @@ public actor RoomClient {
             self.peers = peers
             emit(.presence(joined: joined, left: left))
         case .history(let id, let entries):
-            if let id { pending.removeValue(forKey: id)?.resume(returning: .success(.history(entries))) }
+            if let id, id == barrier {
+                barrier = nil
+                answerCovered()
+            } else if let id {
+                pending.removeValue(forKey: id)?.resume(returning: .success(entries))
+            }
         }
+    }
+
+    /// A connection synced: requests the session's mark covers were applied and are not sent again; the others go
+    /// out again, in order. After a snapshot the covered ones are answered at once (the snapshot holds them); after
+    /// a resume, once a `history` request sent behind the missed patches comes back, so their patches are mirrored
+    /// when their sends return.
+    private func sessionSynced(you: String, mark: Int?, snapshot: Bool) {
+        yous.insert(you)
+        barrier = nil
+        if outbox.synced(mark: mark ?? 0, snapshot: snapshot) {
+            if snapshot {
+                answerCovered()
+            } else if let socket {
+                let id = "sync\(nextRequest)"
+                nextRequest += 1
+                barrier = id
+                socket.send(ClientMessage.history(id: id, limit: 0).json.serialized())
+            }
+        }
+        flushOutbox()
+    }
+
+    /// Answers the requests the session's mark covered, with the mirror's version (which includes them).
+    private func answerCovered() {
+        let covered = outbox.removeCovered()
+        for entry in covered { entry.waiter.resume(returning: .success(version)) }
+        if !covered.isEmpty { emit(.outbox) }
+    }
+
+    /// The mirrored state and the actions not yet in it, read together.
+    func mirrorAndPending() -> (state: JSON, pending: [JSON]) {
+        (state, outbox.predictedActions)
     }
 
     /// Closes the current connection as a network blip would, so tests can watch a resume. Internal.
@@ -346,7 +435,8 @@ public actor RoomClient {
     private func emit(_ change: RoomUpdate.Change) {
         continuation.yield(RoomUpdate(
             change: change, room: room, you: you, version: version, state: state, peers: peers,
-            undoCount: undoCount, redoCount: redoCount, status: status
+            undoCount: undoCount, redoCount: redoCount, status: status, pendingCount: outbox.count,
+            pendingActions: outbox.predictedActions
         ))
     }
 
@@ -370,8 +460,19 @@ public actor RoomClient {
         for waiter in waiters.values { waiter.resume(returning: .failure(error)) }
     }
 
+    private func failOutbox(_ error: RoomClientError) {
+        for entry in outbox.removeAll() { entry.waiter.resume(returning: .failure(error)) }
+    }
+
+    /// A random session name: 128 bits, so two clients never share one.
+    private static func randomSession() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 36) }.joined(separator: "-")
+    }
+
     private func finishConnect(_ result: Result<Void, RoomClientError>) {
-        if case .failure = result, !hasState {
+        if case .failure(let error) = result, !hasState {
+            failOutbox(error)
             isClosed = true
             status = .closed
             continuation.finish()

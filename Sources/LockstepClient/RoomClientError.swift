@@ -7,8 +7,7 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     case connectionFailed(String)
     /// The server refused the request; `code` is the protocol's error code (`rejected`, `nothing_to_undo`, ...).
     case server(code: String, message: String)
-    /// The connection dropped while the request was in flight: the server may or may not have applied it, so it
-    /// is not resent. Look at the state once reconnected before trying again.
+    /// The connection dropped while a `history` request was in flight (change requests wait in the outbox instead).
     case disconnected
     /// There is no live connection right now (reconnecting); try again once the status is `live`.
     case notConnected
@@ -16,16 +15,22 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     case closed
     /// A value did not encode to, or decode from, the JSON the room uses: client and server types disagree.
     case coding(String)
+    /// The session name is not 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
+    case invalidSession(String)
+    /// `limit` change requests already wait for an answer (the server is away, or slow); wait for some to return.
+    case outboxFull(limit: Int)
 
     public var description: String {
         switch self {
         case .invalidURL(let url): "not a room URL: \(url) (expected ws://HOST:PORT/rooms/ROOM)"
         case .connectionFailed(let reason): "cannot connect: \(reason)"
         case .server(let code, let message): "\(code): \(message)"
-        case .disconnected: "the connection dropped before the server answered; the request may or may not have applied"
+        case .disconnected: "the connection dropped before the server answered"
         case .notConnected: "not connected (reconnecting); try again in a moment"
         case .closed: "the client is closed"
         case .coding(let reason): "client and room types disagree: \(reason)"
+        case .invalidSession(let name): "not a session name: \(name) (1 to 64 characters of A-Z a-z 0-9 . _ -)"
+        case .outboxFull(let limit): "\(limit) requests already wait for the server; try again once some returned"
         }
     }
 }

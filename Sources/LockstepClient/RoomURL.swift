@@ -7,7 +7,7 @@ struct RoomURL: Sendable {
     /// Query parameters given in the URL (other than `since`), kept on every connection.
     let query: [(String, String)]
 
-    init(_ url: String, name: String?) throws(RoomClientError) {
+    init(_ url: String, name: String?, session: String? = nil) throws(RoomClientError) {
         guard url.hasPrefix("ws://") else { throw .invalidURL(url) }
         let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let base = String(parts[0])
@@ -24,18 +24,20 @@ struct RoomURL: Sendable {
             for pair in parts[1].split(separator: "&") {
                 let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let key = String(kv[0])
-                guard key != "since", !(key == "name" && name != nil) else { continue }
+                guard !["since", "epoch", "session"].contains(key), !(key == "name" && name != nil) else { continue }
                 query.append((key, kv.count == 2 ? String(kv[1]) : ""))
             }
         }
         if let name { query.append(("name", Self.percentEncoded(name))) }
+        if let session { query.append(("session", session)) }
         self.query = query
     }
 
-    /// The address for one connection: resume from `since` when given.
-    func url(since: Int?) -> String {
+    /// The address for one connection: resume from `since` when given, in the history named `epoch`.
+    func url(since: Int?, epoch: String? = nil) -> String {
         var query = self.query
         if let since { query.append(("since", String(since))) }
+        if since != nil, let epoch { query.append(("epoch", Self.percentEncoded(epoch))) }
         guard !query.isEmpty else { return base }
         return base + "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
     }

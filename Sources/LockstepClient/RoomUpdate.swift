@@ -18,6 +18,8 @@ public struct RoomUpdate: Sendable {
         case status(ConnectionStatus)
         /// The server reported an error that answers no request of ours (for example `rate_limited`).
         case serverError(code: String, message: String)
+        /// A change request joined or left the outbox; see `pendingCount` and `pendingActions`.
+        case outbox
     }
 
     /// What happened.
@@ -38,4 +40,8 @@ public struct RoomUpdate: Sendable {
     public var redoCount: Int
     /// The connection's status.
     public var status: ConnectionStatus
+    /// Change requests not yet answered.
+    public var pendingCount: Int
+    /// Actions sent but not yet in `state`, in order: the prediction applies them over it.
+    public var pendingActions: [JSON]
 }

@@ -17,12 +17,16 @@ struct DurabilityQueue {
     var pending: [Release] = []
     var rows: [StoredChange] = []
     var snapshots: [StoredSnapshot] = []
+    /// Session marks that moved; an ack waits for its mark even when its action changed nothing.
+    var marks: [StoredMark] = []
+    /// The epochs of the rooms the next write touches, stored with a room's first write.
+    var epochs: [String: String] = [:]
     /// What the write in flight will release; nil when no write is in flight.
     var inFlight: [Release]?
     var writeScheduled = false
 
     /// True when nothing waits: a reply can go out at once.
-    var isIdle: Bool { pending.isEmpty && inFlight == nil }
+    var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty }
 }
 
 @available(*, unavailable)

@@ -39,6 +39,10 @@ final class Room {
 
     /// Nobody and nothing uses the room: no client, none waiting to follow, no effect running.
     var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && runningEffects == 0 }
+    /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
+    var epoch = Room.makeEpoch()
+    /// The highest `seq` acknowledged for each client session.
+    var marks = SessionMarks()
 
     init(name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = []) {
         self.name = name
@@ -101,8 +105,8 @@ final class Room {
         return Array(log[start..<log.count])
     }
 
-    /// A snapshot for client `you`; the state is encoded once per version, whoever asks.
-    func snapshot(for you: String) throws(StoreError) -> OutboundFrame {
+    /// A snapshot for client `you`, with its session's mark `seq`; the state is encoded once per version.
+    func snapshot(for you: String, seq: Int? = nil) throws(StoreError) -> OutboundFrame {
         let version = store.version
         let stateBytes: [UInt8]
         if let cachedState, cachedState.version == version {
@@ -120,7 +124,9 @@ final class Room {
         bytes += JSON.string(you).serialized()
         bytes += Array(",\"version\":\(version),\"state\":".utf8)
         bytes += stateBytes
-        bytes += Array(",\"undo\":\(store.history.undoCount),\"redo\":\(store.history.redoCount)}".utf8)
+        bytes += Array(",\"undo\":\(store.history.undoCount),\"redo\":\(store.history.redoCount),\"epoch\":".utf8)
+        bytes += JSON.string(epoch).serialized()
+        bytes += Array((seq.map { ",\"seq\":\($0)}" } ?? "}").utf8)
         return OutboundFrame(text: bytes)
     }
 

@@ -60,6 +60,11 @@ public struct ServerConfiguration: Sendable {
     /// Time a new TCP connection has to send its whole HTTP request (a handshake, or a GET) before
     /// it is closed, so half-sent requests cannot hold sockets; whole seconds, at least 1.
     public var handshakeTimeout = Duration.seconds(10)
+    /// Time after which a room forgets a client session that sent no numbered request (`seq`): a client that
+    /// comes back later starts again from `seq` 0. The protocol promises at least an hour.
+    public var sessionIdle = Duration.seconds(24 * 3_600)
+    /// Session marks one room keeps; past it the least recently active session is forgotten.
+    public var sessionLimit = 10_000
 
     public init(app: App) {
         self.app = app

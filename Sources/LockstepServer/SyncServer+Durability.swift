@@ -17,6 +17,7 @@ extension SyncServer {
             StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized())
         )
         durability.pending.append(.patch(room, patch))
+        durability.epochs[room.name] = room.epoch
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= configuration.snapshotInterval, let snapshot = snapshot(of: room) {
             durability.snapshots.append(snapshot)
@@ -56,32 +57,41 @@ extension SyncServer {
     private func startWrite() {
         durability.writeScheduled = false
         guard durability.inFlight == nil, let log else { return }
-        guard !durability.rows.isEmpty || !durability.snapshots.isEmpty else { return releasePending() }
+        guard !durability.rows.isEmpty || !durability.snapshots.isEmpty || !durability.marks.isEmpty
+            || !durability.epochs.isEmpty
+        else {
+            return releasePending()
+        }
         let rows = durability.rows
         let snapshots = durability.snapshots
+        var sessions = SessionWrites(idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
+        sessions.marks = durability.marks
+        sessions.epochs = durability.epochs
         durability.inFlight = durability.pending
         durability.pending.removeAll()
         durability.rows.removeAll()
         durability.snapshots.removeAll()
+        durability.marks.removeAll()
+        durability.epochs.removeAll()
         let keepHistory = configuration.keepHistory
-        writer.async {
+        writer.async { [sessions] in
             let result = Result { () throws(StorageError) in
-                try log.append(changes: rows, snapshots: snapshots, keepHistory: keepHistory)
+                try log.append(changes: rows, snapshots: snapshots, sessions: sessions, keepHistory: keepHistory)
             }
-            Task { await self.finishWrite(result) }
+            Task { await self.finishWrite(result, marks: sessions.marks) }
         }
     }
 
-    private func finishWrite(_ result: Result<Void, StorageError>) {
+    private func finishWrite(_ result: Result<Void, StorageError>, marks: [StoredMark]) {
         let written = durability.inFlight ?? []
         durability.inFlight = nil
         switch result {
         case .success:
             release(written)
         case .failure(let error):
-            fail(written, because: error)
+            fail(written, marks: marks, because: error)
         }
-        if durability.rows.isEmpty {
+        if durability.rows.isEmpty && durability.marks.isEmpty && durability.epochs.isEmpty {
             releasePending()
         } else {
             scheduleWrite()
@@ -107,10 +117,11 @@ extension SyncServer {
 
     /// A write failed: nothing of it is acknowledged. Its rooms go back to what the log has,
     /// and their clients are told and disconnected, so they reconnect to the stored state.
-    private func fail(_ items: [DurabilityQueue.Release], because error: StorageError) {
+    private func fail(_ items: [DurabilityQueue.Release], marks: [StoredMark], because error: StorageError) {
         var affected: [String: Room] = [:]
         for case .patch(let room, _) in items { affected[room.name] = room }
         for case .evict(let room, _) in items { affected[room.name] = room }
+        for mark in marks { affected[mark.room] = rooms[mark.room] }
         logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.keys.sorted())"])
 
         let untouched = { (room: Room) in affected[room.name] == nil }
@@ -127,6 +138,7 @@ extension SyncServer {
         }
         durability.rows.removeAll { affected[$0.room] != nil }
         durability.snapshots.removeAll { affected[$0.room] != nil }
+        durability.marks.removeAll { affected[$0.room] != nil }
 
         let notice = ServerMessage.error(
             id: nil, code: "rejected",

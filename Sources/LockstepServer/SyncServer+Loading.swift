@@ -45,6 +45,7 @@ extension SyncServer {
                 recent: recent
             )
             room.changesSinceSnapshot = version - (stored.snapshot?.version ?? 0)
+            try restoreSessions(of: room, stored: true)
             rooms[name] = room
             metrics.rooms.increment()
             logger.info("loaded a room", metadata: ["room": "\(name)", "version": "\(version)"])

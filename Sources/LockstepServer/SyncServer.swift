@@ -95,6 +95,9 @@ public actor SyncServer {
         guard RoomName(path: request.path) != nil else {
             return HTTPResponse(status: 400, text: RoomName.rule + "\n")
         }
+        if let refusal = SessionName.refusal(query: request.query) {
+            return HTTPResponse(status: 400, text: refusal)
+        }
         if let origin = request.header("origin"), !configuration.allowsOrigin(origin, host: request.header("host")) {
             let text = "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)\n"
             return HTTPResponse(status: 403, text: text)
@@ -127,9 +130,10 @@ public actor SyncServer {
         connectionCount += 1
         metrics.connections.increment()
 
-        if let since = connection.query["since"].flatMap(Int.init), let missed = room.patches(after: since) {
-            let resume = ServerMessage.resume(room: room.name, you: client, version: since)
-            connection.send(OutboundFrame(text: resume.serialized()))
+        if let since = connection.query["since"].flatMap(Int.init),
+            room.isResumable(fromEpoch: connection.query["epoch"]), let missed = room.patches(after: since)
+        {
+            connection.send(room.resumeFrame(for: session, at: since))
             for patch in missed { connection.send(patch.frame) }
         } else {
             sendSnapshot(to: session, in: room)
@@ -175,7 +179,7 @@ public actor SyncServer {
         guard let session = connection.context as? Session, session.drained() else { return }
         do {
             let room = session.room
-            session.resynchronise(with: try room.snapshot(for: session.client), at: room.store.version)
+            session.resynchronise(with: try room.snapshot(for: session), at: room.store.version)
             if room.follow(session) { sendPresence(to: session) }
             logger.info(
                 "resynchronised a slow client",
@@ -233,13 +237,14 @@ public actor SyncServer {
             send(.error(id: nil, code: "bad_json", message: "a message must be a JSON object"), to: session)
             return
         }
-        let request: ClientMessage
+        let parsed: ClientRequest
         do {
-            request = try ClientMessage(json: json)
+            parsed = try ClientRequest(json: json)
         } catch {
             send(.error(id: ClientMessage.validID(in: json), code: error.code, message: error.message), to: session)
             return
         }
+        let request = parsed.message
         switch request {
         case .history(let id, let limit):
             answerHistory(id: id, limit: limit, for: session)
@@ -248,11 +253,12 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
-            change(request, from: session)
+            guard isNew(parsed, from: session) else { return }
+            change(request, seq: parsed.seq, from: session)
         }
     }
 
-    private func change(_ request: ClientMessage, from session: Session) {
+    private func change(_ request: ClientMessage, seq: Int?, from session: Session) {
         let started = ContinuousClock.now
         let room = session.room
         do {
@@ -263,13 +269,13 @@ public actor SyncServer {
                 if let change = outcome.change {
                     publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: action))
                 }
-                send(.ack(id: id, version: room.store.version), to: session)
+                acknowledge(id: id, version: room.store.version, seq: seq, to: session)
                 run(outcome.effects, in: room)
             case .undo(let id), .redo(let id):
                 let change: Change
                 if case .undo = request { change = try room.store.undo() } else { change = try room.store.redo() }
                 publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
-                send(.ack(id: id, version: change.version), to: session)
+                acknowledge(id: id, version: change.version, seq: seq, to: session)
             case .history:
                 break
             }
@@ -325,7 +331,7 @@ public actor SyncServer {
 
     private func sendSnapshot(to session: Session, in room: Room) {
         do {
-            session.connection.send(try room.snapshot(for: session.client))
+            session.connection.send(try room.snapshot(for: session))
             session.syncedVersion = room.store.version
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(room.name)", "error": "\(error)"])
@@ -344,6 +350,12 @@ public actor SyncServer {
             name: name, store: configuration.app.makeStore(undoDepth: configuration.undoDepth), stream: makeStream(),
             resumeWindow: configuration.resumeWindow
         )
+        do {
+            try restoreSessions(of: room, stored: false)
+        } catch {
+            logger.error("cannot load a room's sessions", metadata: ["room": "\(name)", "error": "\(error)"])
+            return nil
+        }
         rooms[name] = room
         metrics.rooms.increment()
         return room
@@ -439,7 +451,7 @@ public actor SyncServer {
             do {
                 let body: JSON = [
                     "room": .string(room.name), "version": .int(room.store.version),
-                    "state": try room.store.stateJSON(),
+                    "state": try room.store.stateJSON(), "epoch": .string(room.epoch),
                 ]
                 return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
             } catch {

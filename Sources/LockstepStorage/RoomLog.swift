@@ -16,7 +16,7 @@ public final class RoomLog: RoomStorage {
     }
 
     public let directory: String
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
     private let lock: DirectoryLock
 
     /// Opens (creating if needed) the log in `directory`.
@@ -48,6 +48,7 @@ public final class RoomLog: RoomStorage {
                             history BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
                         ) WITHOUT ROWID;
                         """)
+                try Self.migrateSessions(db)
             }
         } catch {
             throw .unwritableDirectory(path: directory, reason: "\(error)")
@@ -65,9 +66,20 @@ public final class RoomLog: RoomStorage {
     /// For every room that got a snapshot, changes more than `keepHistory` versions before it and
     /// older snapshots are deleted.
     public func append(changes: [StoredChange], snapshots: [StoredSnapshot], keepHistory: Int) throws(StorageError) {
+        try append(
+            changes: changes, snapshots: snapshots, sessions: SessionWrites(idleSeconds: .infinity, limit: .max),
+            keepHistory: keepHistory)
+    }
+
+    /// Writes `changes`, `snapshots` and session marks in one transaction: an acknowledged mark is as durable as
+    /// the change it went with.
+    public func append(
+        changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
+    ) throws(StorageError) {
         let now = Date().timeIntervalSince1970
         do {
             try database.write { db in
+                try Self.write(sessions, db, now: now)
                 for change in changes {
                     try db.execute(
                         sql:

@@ -15,4 +15,27 @@ public protocol RoomStorage: Sendable {
     func truncate(room: String, from version: Int) throws(StorageError)
     /// Releases the storage; the server calls it once, when it shuts down.
     func close()
+
+    /// Like `append(changes:snapshots:keepHistory:)`, with session marks and room epochs in the same transaction.
+    func append(
+        changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
+    ) throws(StorageError)
+    /// The session marks kept for `room`.
+    func marks(room: String) throws(StorageError) -> [StoredMark]
+    /// `room`'s stored epoch; nil until a write stored one.
+    func epoch(room: String) throws(StorageError) -> String?
+}
+
+/// Storage that keeps no sessions or epochs: requests are deduplicated only while the server runs, and a room's
+/// epoch changes with each restart (so resuming clients get a snapshot).
+extension RoomStorage {
+    public func append(
+        changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
+    ) throws(StorageError) {
+        try append(changes: changes, snapshots: snapshots, keepHistory: keepHistory)
+    }
+
+    public func marks(room: String) throws(StorageError) -> [StoredMark] { [] }
+
+    public func epoch(room: String) throws(StorageError) -> String? { nil }
 }

@@ -78,6 +78,12 @@ struct Serve: AsyncParsableCommand {
             """)
     var allowedOrigin: [String] = []
 
+    @Option(help: "Time after which a room forgets an idle client session's seq mark (at least 1h: 90m, 24h, 7d).")
+    var sessionIdle = Duration.seconds(24 * 3_600)
+
+    @Option(help: "Client sessions whose seq marks one room keeps; past it the least recently active is forgotten.")
+    var sessionLimit = 10_000
+
     @OptionGroup var auth: AuthOptions
 
     @Flag(
@@ -114,6 +120,8 @@ struct Serve: AsyncParsableCommand {
         guard stallTimeout >= .zero, roomIdle >= .zero else {
             throw ValidationError("--stall-timeout and --room-idle cannot be negative")
         }
+        guard sessionIdle >= .seconds(3_600) else { throw ValidationError("--session-idle must be at least 1h") }
+        guard sessionLimit > 0 else { throw ValidationError("--session-limit must be positive") }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -145,6 +153,8 @@ struct Serve: AsyncParsableCommand {
 
         configuration.maxConnectionsPerAddress = maxConnectionsPerIp
         configuration.handshakeTimeout = handshakeTimeout
+        configuration.sessionIdle = sessionIdle
+        configuration.sessionLimit = sessionLimit
         configuration.tokens = try await auth.authority()
 
         let server = try SyncServer(configuration: configuration, logger: logger)

@@ -8,8 +8,8 @@ import Testing
 struct SharedStoreTests {
     @Test func typedTodosShareTheServersTypes() async throws {
         try await withServer(app: .todos) { server in
-            let alice = try SharedStore(Todos.self, url: roomURL(server, "typed"), name: "alice")
-            let bob = try SharedStore(Todos.self, url: roomURL(server, "typed"), name: "bob")
+            let alice = try SharedStore(Todos(), url: roomURL(server, "typed"), name: "alice")
+            let bob = try SharedStore(Todos(), url: roomURL(server, "typed"), name: "bob")
             try await alice.connect()
             try await bob.connect()
             #expect(try await alice.state == Todos.State())
@@ -38,7 +38,7 @@ struct SharedStoreTests {
 
     @Test func aStateOfAnotherShapeIsACodingError() async throws {
         try await withServer(app: .counter) { server in
-            let store = try SharedStore(Todos.self, url: roomURL(server, "shape"))
+            let store = try SharedStore(Todos(), url: roomURL(server, "shape"))
             await #expect(throws: RoomClientError.self) { try await store.connect() }
             await store.close()
         }

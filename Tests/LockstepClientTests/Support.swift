@@ -35,9 +35,10 @@ func withServer<T>(
     return try await body(server)
 }
 
-func makeServer(app: App, port: Int = 0) throws -> SyncServer {
+func makeServer(app: App, port: Int = 0, dataDirectory: String? = nil) throws -> SyncServer {
     var configuration = ServerConfiguration(app: app)
     configuration.port = port
+    configuration.dataDirectory = dataDirectory
     configuration.rateLimit = 0
     return try SyncServer(configuration: configuration)
 }

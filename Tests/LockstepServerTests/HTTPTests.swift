@@ -22,10 +22,11 @@ import LockstepTestSupport
             try await client.catchUp(to: 1)
             let response = try HTTPGet(port: server.port, path: "/rooms/list")
             #expect(response.status == 200)
+            let epoch = try #require(response.json?["epoch"])
             #expect(
                 response.json == [
                     "room": "list", "version": 1,
-                    "state": ["items": [["id": 1, "title": "tea", "done": false]], "nextId": 2],
+                    "state": ["items": [["id": 1, "title": "tea", "done": false]], "nextId": 2], "epoch": epoch,
                 ])
         }
     }

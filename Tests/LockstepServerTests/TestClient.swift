@@ -56,6 +56,28 @@ final class TestClient: Sendable {
         return decoded
     }
 
+    /// The next message as JSON, for fields ``ServerMessage`` does not keep (`epoch`, `seq`, `duplicate`).
+    func nextJSON(
+        timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> JSON {
+        guard let message = await inbox.next(timeout: timeout) else {
+            Issue.record("no message within \(timeout)", sourceLocation: sourceLocation)
+            throw TestClientError.timedOut
+        }
+        guard case .text(let bytes) = message else { throw TestClientError.notText }
+        let json = try JSON(parsing: bytes)
+        await inbox.mirror(try ServerMessage(json: json))
+        return json
+    }
+
+    /// Reads until a message of `type` arrives, as JSON.
+    func nextJSON(type: String, timeout: Duration = .seconds(10)) async throws -> JSON {
+        while true {
+            let json = try await nextJSON(timeout: timeout)
+            if json["type"]?.stringValue == type { return json }
+        }
+    }
+
     /// Reads until a message matches, applying everything it reads to the mirror.
     func next(
         timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,

@@ -1,0 +1,46 @@
+public import LockstepJSON
+
+/// A client message with its `seq`: the number a client with a session gives each change request, so a request
+/// sent again after a reconnection is recognised and not applied twice.
+///
+/// `seq` is read beside ``ClientMessage`` so the message cases keep their shapes. Every request but `history`
+/// may carry one.
+public struct ClientRequest: Sendable, Equatable {
+    /// Largest `seq` the protocol allows: 2^53 - 1, the largest integer every JSON reader keeps exactly.
+    public static let maxSeq = (1 << 53) - 1
+
+    public var message: ClientMessage
+    public var seq: Int?
+
+    public init(message: ClientMessage, seq: Int? = nil) {
+        self.message = message
+        self.seq = seq
+    }
+
+    /// Reads a message and its `seq`; a `seq` that is not an integer from 1 to ``maxSeq`` is `bad_message`.
+    public init(json: JSON) throws(WireError) {
+        message = try ClientMessage(json: json)
+        guard Self.carriesSeq(message) else { return }
+        switch json["seq"] {
+        case nil, .null?:
+            seq = nil
+        case let value?:
+            guard let number = value.intValue, (1...Self.maxSeq).contains(number) else {
+                throw .badMessage("\"seq\" must be an integer from 1 to \(Self.maxSeq)")
+            }
+            seq = number
+        }
+    }
+
+    /// Whether a message is a change request (numbered with `seq`); `history` is not.
+    public static func carriesSeq(_ message: ClientMessage) -> Bool {
+        if case .history = message { return false }
+        return true
+    }
+
+    public var json: JSON {
+        guard let seq, case .object(var object) = message.json else { return message.json }
+        object["seq"] = .int(seq)
+        return .object(object)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+
+/// Sessions: a client that names one (`session=`) numbers its change requests (`seq`), and the room remembers the
+/// highest number it acknowledged, so a request sent again after a reconnection is answered, not applied twice.
+extension SyncServer {
+    /// True when `request` is to be applied; false when it was answered here: a duplicate gets an ack with
+    /// `"duplicate":true`, a `seq` on a connection without a session gets `bad_message`.
+    func isNew(_ request: ClientRequest, from session: Session) -> Bool {
+        guard let seq = request.seq else { return true }
+        guard let name = session.sessionName else {
+            send(
+                .error(
+                    id: request.message.id, code: "bad_message",
+                    message: "\"seq\" needs a session: connect with session=NAME"),
+                to: session)
+            return false
+        }
+        guard seq <= session.room.marks.seq(for: name) else { return true }
+        let ack = ServerMessage.ack(id: request.message.id, version: session.room.store.version)
+        guard case .object(var ack) = ack.json else { preconditionFailure("an ack is an object") }
+        ack["duplicate"] = true
+        reply(OutboundFrame(text: JSON.object(ack).serialized()), to: session)
+        return false
+    }
+
+    /// Acknowledges a change, first moving the sender's session mark up to the request's `seq`: in memory at once,
+    /// and in the log in the same write as the change, so the ack, sent after that write, covers both.
+    func acknowledge(id: String?, version: Int, seq: Int?, to session: Session) {
+        if let seq, let name = session.sessionName { advanceMark(of: name, to: seq, in: session.room) }
+        send(.ack(id: id, version: version), to: session)
+    }
+
+    private func advanceMark(of name: SessionName, to seq: Int, in room: Room) {
+        let now = Date().timeIntervalSince1970
+        room.marks.advance(
+            name, to: seq, now: now, idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
+        guard log != nil else { return }
+        // A no-op action has no change row: the mark is written on its own, and the ack waits for it all the same.
+        durability.marks.append(StoredMark(room: room.name, session: name.value, seq: seq, time: now))
+        durability.epochs[room.name] = room.epoch
+        scheduleWrite()
+    }
+
+    /// Gives a room the epoch and session marks stored for it; a stored room that has no epoch yet (a log written
+    /// before epochs existed) gets its new one stored.
+    func restoreSessions(of room: Room, stored: Bool) throws(StorageError) {
+        guard let log else { return }
+        if let epoch = try log.epoch(room: room.name) {
+            room.epoch = epoch
+        } else if stored {
+            durability.epochs[room.name] = room.epoch
+            scheduleWrite()
+        }
+        room.marks = SessionMarks(try log.marks(room: room.name))
+        room.marks.forgetIdle(now: Date().timeIntervalSince1970, idleSeconds: configuration.sessionIdle.seconds)
+    }
+}
+
+extension Session {
+    /// The session named in the handshake (`session=`), if any; the handshake refused an invalid one.
+    var sessionName: SessionName? { connection.query["session"].flatMap(SessionName.init) }
+}
+
+extension Room {
+    /// A snapshot for `session`'s client, with its session's mark when it has one.
+    func snapshot(for session: Session) throws(StoreError) -> OutboundFrame {
+        try snapshot(for: session.client, seq: session.sessionName.map { marks.seq(for: $0) })
+    }
+
+    /// The `resume` message for `session` at `version`, with the room's epoch and the session's mark.
+    func resumeFrame(for session: Session, at version: Int) -> OutboundFrame {
+        guard case .object(var message) = ServerMessage.resume(room: name, you: session.client, version: version).json
+        else { preconditionFailure("a resume is an object") }
+        message["epoch"] = .string(epoch)
+        if let name = session.sessionName { message["seq"] = .int(marks.seq(for: name)) }
+        return OutboundFrame(text: JSON.object(message).serialized())
+    }
+
+    /// Whether a client resuming with `epoch=` (nil when it gave none) is resuming this room's history.
+    func isResumable(fromEpoch given: String?) -> Bool {
+        given.map { $0 == epoch } ?? true
+    }
+
+    /// A new epoch: 128 random bits, so rooms whose history starts over never share one.
+    static func makeEpoch() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

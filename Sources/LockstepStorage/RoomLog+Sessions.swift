@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+
+/// Session marks and room epochs, in the same SQLite file and transactions as the changes.
+extension RoomLog {
+    /// The schema this code writes (`PRAGMA user_version`): 1 added `session_marks` and `room_epochs`.
+    static let schemaVersion = 1
+
+    /// Brings an older database up to ``schemaVersion``; refuses one written by a newer server.
+    static func migrateSessions(_ db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        guard version <= schemaVersion else {
+            throw StorageError.database(
+                "the database has schema version \(version), newer than this server's \(schemaVersion); "
+                    + "run a newer lockstep")
+        }
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS session_marks (
+                    room TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, time REAL NOT NULL,
+                    PRIMARY KEY (room, session)
+                ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS room_epochs (
+                    room TEXT PRIMARY KEY NOT NULL, epoch TEXT NOT NULL
+                ) WITHOUT ROWID;
+                PRAGMA user_version = \(schemaVersion);
+                """)
+    }
+
+    static func write(_ sessions: SessionWrites, _ db: Database, now: Double) throws {
+        for (room, epoch) in sessions.epochs {
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO room_epochs (room, epoch) VALUES (?, ?)", arguments: [room, epoch])
+        }
+        var rooms = Set<String>()
+        for mark in sessions.marks {
+            rooms.insert(mark.room)
+            try db.execute(
+                sql: """
+                    INSERT INTO session_marks (room, session, seq, time) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (room, session) DO UPDATE SET seq = max(seq, excluded.seq), time = excluded.time
+                    """,
+                arguments: [mark.room, mark.session, mark.seq, mark.time])
+        }
+        for room in rooms {
+            if sessions.idleSeconds.isFinite {
+                try db.execute(
+                    sql: "DELETE FROM session_marks WHERE room = ? AND time < ?",
+                    arguments: [room, now - sessions.idleSeconds])
+            }
+            try db.execute(
+                sql: """
+                    DELETE FROM session_marks WHERE room = ?1 AND session NOT IN (
+                        SELECT session FROM session_marks WHERE room = ?1 ORDER BY time DESC, session LIMIT ?2)
+                    """,
+                arguments: [room, sessions.limit])
+        }
+    }
+
+    public func marks(room: String) throws(StorageError) -> [StoredMark] {
+        do {
+            return try database.read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT session, seq, time FROM session_marks WHERE room = ?", arguments: [room]
+                ).map { StoredMark(room: room, session: $0["session"], seq: $0["seq"], time: $0["time"]) }
+            }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    public func epoch(room: String) throws(StorageError) -> String? {
+        do {
+            return try database.read { db in
+                try String.fetchOne(db, sql: "SELECT epoch FROM room_epochs WHERE room = ?", arguments: [room])
+            }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+}

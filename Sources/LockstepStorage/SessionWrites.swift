@@ -1,0 +1,19 @@
+/// What a write adds to the log besides changes and snapshots: session marks, and the epoch of every room it
+/// touches, so both are exactly as durable as the changes they go with.
+public struct SessionWrites: Sendable {
+    /// Marks that moved, in order; a later mark of the same session replaces an earlier one.
+    public var marks: [StoredMark] = []
+    /// The epoch of each room the write touches; a room's first stored epoch is kept for its whole history.
+    public var epochs: [String: String] = [:]
+    /// Marks not moved for this many seconds are deleted.
+    public var idleSeconds: Double
+    /// Most marks kept per room; the least recently moved go first.
+    public var limit: Int
+
+    public init(idleSeconds: Double, limit: Int) {
+        self.idleSeconds = idleSeconds
+        self.limit = limit
+    }
+
+    public var isEmpty: Bool { marks.isEmpty && epochs.isEmpty }
+}

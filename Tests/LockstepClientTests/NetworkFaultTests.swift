@@ -1,0 +1,112 @@
+import Foundation
+import Glibc
+import LockstepClient
+import LockstepJSON
+import LockstepTestSupport
+import Testing
+
+/// Exactly-once over a real network path: the server runs in its own network namespace behind a veth pair, with
+/// `tc netem` delay and loss when the kernel has netem, and the link goes down for three seconds while the server
+/// is killed and restarted; three SDK clients keep sending through their outboxes all along.
+@Suite(.timeLimit(.minutes(1)))
+struct NetworkFaultTests {
+    /// A `lockstep serve` inside the namespace, on a fixed port (the namespace has its own), killable with -9.
+    final class NamespacedServer: Sendable {
+        let child: ChildProcess
+
+        init(in namespace: NetworkNamespace, data: String) throws {
+            let arguments = [
+                "serve", "--host", namespace.innerAddress, "--port", "8080", "--insecure", "--app", "counter",
+                "--data", data, "--rate-limit", "0",
+            ]
+            child = try namespace.spawn(try builtExecutable("lockstep"), arguments)
+            var text = ""
+            var chunk = [UInt8](repeating: 0, count: 4_096)
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline, !text.contains("/rooms/ROOM"), let count = child.readChunk(into: &chunk) {
+                text += String(decoding: chunk[0..<count], as: UTF8.self)
+            }
+            guard text.contains("/rooms/ROOM") else {
+                kill9()
+                throw NetworkNamespaceError.setupFailed("the server did not start: \(text)")
+            }
+        }
+
+        func kill9() {
+            child.send(SIGKILL)
+            child.waitForExit()
+        }
+    }
+
+    @Test(.enabled(
+        if: NetworkNamespace.isAvailable,
+        "needs root and iproute2 to put the server in a network namespace (ip netns, veth); CI runs it as root"))
+    func threeClientsThroughLossDelayAndAnOutageApplyEveryIncrementOnce() async throws {
+        let namespace = try NetworkNamespace()
+        defer { namespace.remove() }
+        if !namespace.impair(delay: "15ms", jitter: "5ms", loss: "2%") {
+            print("NetworkFaultTests: this kernel has no tc netem; the link runs without added delay and loss")
+        }
+        let directory = NSTemporaryDirectory() + "lockstep-fault-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try NamespacedServer(in: namespace, data: directory)
+        var current = first
+        defer { current.kill9() }
+
+        let url = "ws://\(namespace.innerAddress):8080/rooms/fault"
+        let retry = ReconnectPolicy(initialDelay: .milliseconds(50), maxDelay: .milliseconds(500))
+        let clients = try (0..<3).map { try RoomClient(url: url, name: "p\($0)", reconnect: retry) }
+        for client in clients { try await client.connect() }
+        let recorders = clients.map { client in
+            Task { await client.updates.reduce(into: [RoomUpdate]()) { $0.append($1) } }
+        }
+
+        let perClient = 1_000
+        let workers = 20
+        let sends = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for client in clients {
+                    for _ in 0..<workers {
+                        group.addTask {
+                            for _ in 0..<(perClient / workers) { try await client.send(action: ["type": "increment"]) }
+                            return perClient / workers
+                        }
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+
+        try await Task.sleep(for: .milliseconds(800))
+        namespace.setLink(up: false)
+        // While the link is down the server dies and comes back: every connection is lost, and so is whatever the
+        // server applied but had not yet written.
+        first.kill9()
+        current = try NamespacedServer(in: namespace, data: directory)
+        try await Task.sleep(for: .seconds(3))
+        namespace.setLink(up: true)
+
+        let returned = try await within(40, "every send to return") { try await sends.value }
+        #expect(returned == 3 * perClient)
+
+        let observer = try RoomClient(url: url, name: "observer")
+        try await observer.connect()
+        let (serverVersion, serverState) = (await observer.version, await observer.state)
+        await observer.close()
+        #expect(serverState == ["count": .int(3 * perClient)])
+        #expect(serverVersion == 3 * perClient)
+        for client in clients {
+            try await within(10, "a mirror to reach the server's version") {
+                while await client.version < serverVersion { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(await client.state == serverState)
+            #expect(await client.pendingCount == 0)
+            await client.close()
+        }
+        for recorder in recorders {
+            let seen = await recorder.value
+            #expect(isContiguous(seen), "a mirror applied a patch that did not follow its version")
+            #expect(seen.filter { $0.change == .status(.live) }.count >= 2, "the client reconnected")
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import LockstepApps
+import LockstepClient
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import LockstepTestSupport
+import Testing
+
+/// `SharedStore` predicts: a send shows in `state` before the server's patch arrives, through a relay that holds
+/// every byte for 200 ms each way.
+@Suite(.timeLimit(.minutes(1)))
+struct OptimisticStoreTests {
+    @Test func aLocalActionShowsBeforeTheServersPatch() async throws {
+        try await withServer(app: .counter) { server in
+            let relay = try DelayRelay(targetPort: server.port, delay: .milliseconds(200))
+            defer { relay.stop() }
+            let store = try SharedStore(Counter(), url: "ws://127.0.0.1:\(relay.port)/rooms/predict")
+            try await store.connect()
+            let sent = Task { try await store.send(.increment) }
+            try await within(5, "the action in the outbox") {
+                while await store.pendingCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            // Predicted at once, while the server's patch is still at least 200 ms away.
+            #expect(try await store.state == Counter.State(count: 1))
+            #expect(await store.isPredicted)
+            #expect(try await store.confirmedState == Counter.State(count: 0))
+            #expect(await store.version == 0)
+
+            #expect(try await sent.value == 1)
+            #expect(try await store.confirmedState == Counter.State(count: 1))
+            #expect(try await store.state == Counter.State(count: 1))
+            #expect(await !store.isPredicted)
+            await store.close()
+        }
+    }
+
+    @Test func anActionTheServerRejectsRollsBack() async throws {
+        try await withServer(app: .todos) { server in
+            let relay = try DelayRelay(targetPort: server.port, delay: .milliseconds(200))
+            defer { relay.stop() }
+            let alice = try SharedStore(Todos(), url: roomURL(server, "rollback"), name: "alice")
+            let bob = try SharedStore(Todos(), url: "ws://127.0.0.1:\(relay.port)/rooms/rollback", name: "bob")
+            try await alice.connect()
+            try await alice.send(.add(title: "milk"))
+            try await bob.connect()
+            #expect(try await bob.state.items.count == 1)
+
+            // Alice removes the item; Bob, 200 ms behind, toggles it: his prediction shows it done, the server
+            // (which applied Alice's remove first) rejects it, and the prediction drops it.
+            try await alice.send(.remove(id: 1))
+            let toggle = Task { try await bob.send(.toggle(id: 1)) }
+            try await within(5, "bob's toggle in the outbox") {
+                while await bob.pendingCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(try await bob.state.items == [Todos.Item(id: 1, title: "milk", done: true)])
+            await #expect(throws: RoomClientError.server(code: "rejected", message: "no todo with id 1")) {
+                try await toggle.value
+            }
+            #expect(try await bob.state.items.isEmpty)
+            #expect(await bob.pendingCount == 0)
+            await alice.close()
+            await bob.close()
+        }
+    }
+
+    @Test func concurrentActionsOfTwoClientsConverge() async throws {
+        try await withServer(app: .todos) { server in
+            let relay = try DelayRelay(targetPort: server.port, delay: .milliseconds(200))
+            defer { relay.stop() }
+            let url = "ws://127.0.0.1:\(relay.port)/rooms/converge"
+            let stores = try ["alice", "bob"].map { try SharedStore(Todos(), url: url, name: $0) }
+            for store in stores { try await store.connect() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, store) in stores.enumerated() {
+                    group.addTask {
+                        for step in 0..<10 { try await store.send(.add(title: "\(index)-\(step)")) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let server = try fetchRoom(port: server.port, room: "converge")
+            #expect(server.version == 20)
+            for store in stores {
+                try await within(5, "the last patch") {
+                    while await store.version < 20 { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(try await store.confirmedState == server.state.decode(Todos.State.self))
+                #expect(try await store.state == store.confirmedState)
+                await store.close()
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// A TCP relay on loopback that holds every byte for `delay` before passing it on, both ways: a real slow network
+/// path between a client and a server, without root.
+///
+/// Each direction of each connection has a reader thread and a serial queue that writes each chunk once it is due,
+/// so order is kept and the delay does not add up under load.
+public final class DelayRelay: Sendable {
+    /// The port clients connect to.
+    public let port: Int
+    private let listener: Int32
+    private let targetPort: Int
+    private let delay: Duration
+    private let sockets = Mutex<[Int32]>([])
+
+    public init(targetPort: Int, delay: Duration) throws {
+        self.targetPort = targetPort
+        self.delay = delay
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw RawSocketError.failed("socket") }
+        var yes: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 64) == 0 else { throw RawSocketError.failed("bind/listen") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        Thread.detachNewThread { [self] in
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }
+                let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                guard (try? RawSocket.connect(server, port: self.targetPort)) != nil else {
+                    Glibc.close(client)
+                    Glibc.close(server)
+                    continue
+                }
+                self.sockets.withLock { $0 += [client, server] }
+                self.pump(from: client, to: server)
+                self.pump(from: server, to: client)
+            }
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32) {
+        let queue = DispatchQueue(label: "lockstep.relay")
+        let delay = delay
+        Thread.detachNewThread {
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(source, &chunk, chunk.count)
+                let bytes = count > 0 ? Array(chunk[0..<count]) : []
+                let due = DispatchTime.now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000
+                    + delay.components.attoseconds / 1_000_000_000))
+                queue.asyncAfter(deadline: due) {
+                    if bytes.isEmpty {
+                        shutdown(destination, Int32(SHUT_WR))
+                    } else {
+                        _ = try? RawSocket.write(destination, bytes)
+                    }
+                }
+                if count <= 0 { return }
+            }
+        }
+    }
+
+    /// Cuts every connection at once, as a dropped network path would (new connections still go through).
+    public func cutConnections() {
+        let open = sockets.withLock { sockets in
+            defer { sockets.removeAll() }
+            return sockets
+        }
+        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Stops accepting and cuts every connection.
+    public func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+        cutConnections()
+    }
+}
