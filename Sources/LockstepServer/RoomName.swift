@@ -19,7 +19,8 @@ struct RoomName {
         value = name
     }
 
-    private static func isAllowed(_ byte: UInt8) -> Bool {
+    /// Whether `byte` may appear in a name: `[A-Za-z0-9._-]`, for rooms and sessions alike.
+    static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):

@@ -7,7 +7,7 @@ struct SessionName: Hashable {
 
     init?(_ text: String) {
         let bytes = text.utf8
-        guard (1...Self.maxLength).contains(bytes.count), bytes.allSatisfy(Self.isAllowed) else { return nil }
+        guard (1...Self.maxLength).contains(bytes.count), bytes.allSatisfy(RoomName.isAllowed) else { return nil }
         value = text
     }
 
@@ -15,15 +15,5 @@ struct SessionName: Hashable {
     static func refusal(query: [String: String]) -> String? {
         guard let text = query["session"], SessionName(text) == nil else { return nil }
         return "session must be 1 to \(maxLength) characters of A-Z a-z 0-9 . _ -\n"
-    }
-
-    private static func isAllowed(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-            true
-        default:
-            false
-        }
     }
 }

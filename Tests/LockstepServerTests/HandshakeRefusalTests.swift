@@ -28,19 +28,18 @@ import LockstepTestSupport
     }
 
     @Test func theConnectionCapsAreServiceUnavailable() async throws {
-        try await withServer(configure: { $0.maxConnections = 1 }) { server in
-            let client = try await TestClient.connect(server, using: sharedTransport)
-            _ = try await client.next { $0.isSnapshot }
-            let answer = try refusal(port: server.port, path: "/rooms/test")
-            #expect(answer.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(answer)")
-            #expect(answer.contains("limit of 1 connections"))
-        }
-        try await withServer(configure: { $0.maxConnectionsPerAddress = 1 }) { server in
-            let client = try await TestClient.connect(server, using: sharedTransport)
-            _ = try await client.next { $0.isSnapshot }
-            let answer = try refusal(port: server.port, path: "/rooms/test")
-            #expect(answer.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(answer)")
-            #expect(answer.contains("too many connections from 127.0.0.1"))
+        let caps: [(configure: (inout ServerConfiguration) -> Void, reason: String)] = [
+            ({ $0.maxConnections = 1 }, "limit of 1 connections"),
+            ({ $0.maxConnectionsPerAddress = 1 }, "too many connections from 127.0.0.1"),
+        ]
+        for cap in caps {
+            try await withServer(configure: cap.configure) { server in
+                let client = try await TestClient.connect(server, using: sharedTransport)
+                _ = try await client.next { $0.isSnapshot }
+                let answer = try refusal(port: server.port, path: "/rooms/test")
+                #expect(answer.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(answer)")
+                #expect(answer.contains(cap.reason))
+            }
         }
     }
 
