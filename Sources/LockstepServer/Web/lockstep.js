@@ -1,0 +1,366 @@
+// Lockstep's JavaScript client: an ES module with no dependencies, served by every Lockstep server at /lockstep.js.
+//
+//   import { connectRoom } from "http://127.0.0.1:8080/lockstep.js";
+//   const room = await connectRoom("ws://127.0.0.1:8080/rooms/demo", { name: "alice" });
+//   room.subscribe((room) => render(room.state));
+//   const version = await room.send({ type: "increment" });
+//
+// The room's state is a mirror of the server's: snapshots replace it, patches (RFC 6902) move it one version at a
+// time, and a version gap makes the client ask for a fresh snapshot. Requests carry a session and a sequence number,
+// so after a dropped connection the client resumes (`since=`, `epoch=`) and sends again only what the server has not
+// acknowledged: every request is applied exactly once.
+
+/** Why a request failed: the server's error code (`rejected`, `nothing_to_undo`, ...) and its message. */
+export class LockstepError extends Error {
+  constructor(code, message) {
+    super(`${code}: ${message}`);
+    this.name = "LockstepError";
+    this.code = code;
+  }
+}
+
+/** Connects to `url` (`ws://HOST:PORT/rooms/ROOM`); resolves once the room's state has arrived. */
+export async function connectRoom(url, options = {}) {
+  const room = new Room(url, options);
+  await room.ready;
+  return room;
+}
+
+/** One room, kept in step with the server. Create it with `connectRoom`. */
+export class Room {
+  constructor(url, { name, session, token, maxPending = 1000, reconnectDelay = 100, maxReconnectDelay = 5000 } = {}) {
+    this.url = url;
+    this.name = name;
+    this.session = session ?? randomSession();
+    this.token = token;
+    this.maxPending = maxPending;
+    this.reconnectDelay = reconnectDelay;
+    this.maxReconnectDelay = maxReconnectDelay;
+    /** The state at `version`, as JSON. */
+    this.state = null;
+    /** The version of `state`; -1 before the first snapshot. */
+    this.version = -1;
+    /** The room's epoch: a resume with another room's history gets a snapshot. */
+    this.epoch = null;
+    /** This connection's client id (`you`). */
+    this.you = null;
+    /** Who is in the room: `[{client, name}]`, and `peerCount` in all. */
+    this.peers = [];
+    this.peerCount = 0;
+    /** Steps that can be undone and redone now. */
+    this.undoCount = 0;
+    this.redoCount = 0;
+    /** `connecting`, `open`, `offline` or `closed`. */
+    this.status = "connecting";
+    this.seq = 0;
+    this.outbox = [];
+    this.listeners = new Set();
+    this.closed = false;
+    this.attempt = 0;
+    this.ready = new Promise((resolve, reject) => {
+      this.readyResolve = resolve;
+      this.readyReject = reject;
+    });
+    this.open();
+  }
+
+  /** Calls `listener(room, message)` after every change of state, presence or status; returns an unsubscribe. */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sends an action; resolves with the version that includes it once the server has acknowledged it. */
+  send(action) {
+    return this.request({ type: "action", action });
+  }
+
+  /** Reverts the room's most recent change not yet undone, whoever made it. */
+  undo() {
+    return this.request({ type: "undo" });
+  }
+
+  /** Re-applies the most recently undone change. */
+  redo() {
+    return this.request({ type: "redo" });
+  }
+
+  /** Takes the room back to the state it had at `version`, as one new change. */
+  revert(version) {
+    return this.request({ type: "revert", to: version });
+  }
+
+  /** Closes the connection for good; requests still pending fail. */
+  close() {
+    this.closed = true;
+    this.setStatus("closed");
+    clearTimeout(this.retryTimer);
+    if (this.socket) this.socket.close(1000);
+    for (const entry of this.outbox.splice(0)) entry.reject(new LockstepError("closed", "the room was closed"));
+  }
+
+  request(message) {
+    if (this.closed) return Promise.reject(new LockstepError("closed", "the room was closed"));
+    if (this.outbox.length >= this.maxPending) {
+      return Promise.reject(new LockstepError("outbox_full", `${this.maxPending} requests are already waiting`));
+    }
+    this.seq += 1;
+    const entry = { ...message, id: `s${this.seq}`, seq: this.seq };
+    return new Promise((resolve, reject) => {
+      this.outbox.push({ message: entry, resolve, reject });
+      if (this.status === "open") this.socket.send(JSON.stringify(entry));
+    });
+  }
+
+  open() {
+    const url = new URL(this.url);
+    url.searchParams.set("session", this.session);
+    if (this.name) url.searchParams.set("name", this.name);
+    if (this.token) url.searchParams.set("token", this.token);
+    if (this.version >= 0 && this.epoch) {
+      url.searchParams.set("since", String(this.version));
+      url.searchParams.set("epoch", this.epoch);
+    }
+    const socket = new WebSocket(url);
+    this.socket = socket;
+    socket.onmessage = (event) => this.receive(JSON.parse(event.data));
+    socket.onclose = (event) => {
+      if (socket !== this.socket || this.closed) return;
+      if (event.code === 1008 && this.version < 0) {
+        this.closed = true;
+        this.readyReject(new LockstepError("unauthorized", event.reason || "the server refused this client"));
+        return;
+      }
+      this.setStatus("offline");
+      const delay = Math.min(this.maxReconnectDelay, this.reconnectDelay * 2 ** this.attempt);
+      this.attempt += 1;
+      this.retryTimer = setTimeout(() => this.open(), delay * (0.5 + Math.random() / 2));
+    };
+  }
+
+  receive(message) {
+    switch (message.type) {
+      case "snapshot":
+        this.state = message.state;
+        this.version = message.version;
+        this.takeCounts(message);
+        this.connected(message);
+        break;
+      case "resume":
+        if (message.version !== this.version) return this.resynchronise();
+        this.connected(message);
+        break;
+      case "patch":
+        if (message.version !== this.version + 1) return this.resynchronise();
+        try {
+          this.state = applyPatch(this.state, message.ops);
+        } catch {
+          return this.resynchronise();
+        }
+        this.version = message.version;
+        this.takeCounts(message);
+        this.notify(message);
+        break;
+      case "ack":
+        this.settle(message.id, (entry) => entry.resolve(message.version));
+        break;
+      case "error":
+        if (message.id === undefined) {
+          this.notify(message);
+        } else {
+          this.settle(message.id, (entry) => entry.reject(new LockstepError(message.code, message.message)));
+        }
+        break;
+      case "presence":
+        this.peers = message.peers;
+        this.peerCount = message.count ?? message.peers.length;
+        this.notify(message);
+        break;
+    }
+  }
+
+  /** A snapshot or resume opened the room: drop what the server already has, send the rest again, in order. */
+  connected(message) {
+    this.you = message.you;
+    if (message.epoch) this.epoch = message.epoch;
+    this.attempt = 0;
+    const mark = message.seq ?? 0;
+    while (this.outbox.length > 0 && this.outbox[0].message.seq <= mark) {
+      this.outbox.shift().resolve(this.version);
+    }
+    this.setStatus("open");
+    for (const entry of this.outbox) this.socket.send(JSON.stringify(entry.message));
+    this.readyResolve(this);
+    this.notify(message);
+  }
+
+  /** A gap or a patch that does not apply: reconnect without `since=` for a fresh snapshot. */
+  resynchronise() {
+    this.version = -1;
+    this.epoch = null;
+    this.socket.close(1000);
+  }
+
+  settle(id, settle) {
+    const index = this.outbox.findIndex((entry) => entry.message.id === id);
+    if (index < 0) return;
+    const [entry] = this.outbox.splice(index, 1);
+    settle(entry);
+  }
+
+  takeCounts(message) {
+    this.undoCount = message.undo;
+    this.redoCount = message.redo;
+  }
+
+  setStatus(status) {
+    if (this.status === status) return;
+    this.status = status;
+    this.notify({ type: "status", status });
+  }
+
+  notify(message) {
+    for (const listener of this.listeners) listener(this, message);
+  }
+}
+
+/** A new session name: 22 random characters of `[A-Za-z0-9_-]`. */
+function randomSession() {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  const bytes = crypto.getRandomValues(new Uint8Array(22));
+  return Array.from(bytes, (byte) => alphabet[byte % 64]).join("");
+}
+
+// MARK: - RFC 6902 JSON Patch
+
+/**
+ * Applies `ops` (RFC 6902) to `document` and returns the result; `document` is left as it was, and so are the
+ * parts of it the patch does not touch, which the result shares. Throws on the first operation that fails.
+ */
+export function applyPatch(document, ops) {
+  if (!Array.isArray(ops)) throw new Error("a patch is an array of operations");
+  let result = document;
+  for (const op of ops) result = applyOperation(result, op);
+  return result;
+}
+
+function applyOperation(document, op) {
+  if (op === null || typeof op !== "object") throw new Error("an operation is an object");
+  const path = parsePointer(op.path);
+  switch (op.op) {
+    case "add":
+      requireValue(op);
+      return setAt(document, path, op.value, "add");
+    case "remove":
+      getAt(document, path);
+      return setAt(document, path, undefined, "remove");
+    case "replace":
+      requireValue(op);
+      getAt(document, path);
+      return setAt(document, path, op.value, "replace");
+    case "move": {
+      const from = parsePointer(op.from);
+      if (from.length < path.length && from.every((token, index) => token === path[index])) {
+        throw new Error("cannot move a value into itself");
+      }
+      const value = getAt(document, from);
+      return setAt(setAt(document, from, undefined, "remove"), path, value, "add");
+    }
+    case "copy":
+      return setAt(document, path, getAt(document, parsePointer(op.from)), "add");
+    case "test":
+      requireValue(op);
+      if (!deepEqual(getAt(document, path), op.value)) throw new Error(`test failed at ${op.path}`);
+      return document;
+    default:
+      throw new Error(`unknown operation ${JSON.stringify(op.op)}`);
+  }
+}
+
+function requireValue(op) {
+  if (!("value" in op)) throw new Error(`${op.op} needs a value`);
+}
+
+/** RFC 6901: "" is the whole document; "/a~1b/~0c" is ["a/b", "~c"]. */
+function parsePointer(pointer) {
+  if (typeof pointer !== "string") throw new Error("a path is a string");
+  if (pointer === "") return [];
+  if (!pointer.startsWith("/")) throw new Error(`a path starts with "/": ${pointer}`);
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((token) => {
+      if (/~[^01]|~$/.test(token)) throw new Error(`bad escape in ${pointer}`);
+      return token.replace(/~1/g, "/").replace(/~0/g, "~");
+    });
+}
+
+function arrayIndex(array, token, forAdd) {
+  if (forAdd && token === "-") return array.length;
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new Error(`not an array index: ${token}`);
+  const index = Number(token);
+  if (index > array.length || (!forAdd && index === array.length)) throw new Error(`index ${index} out of range`);
+  return index;
+}
+
+function getAt(document, path) {
+  let node = document;
+  for (const token of path) {
+    if (Array.isArray(node)) {
+      node = node[arrayIndex(node, token, false)];
+    } else if (node !== null && typeof node === "object" && Object.prototype.hasOwnProperty.call(node, token)) {
+      node = node[token];
+    } else {
+      throw new Error(`no value at /${path.join("/")}`);
+    }
+  }
+  return node;
+}
+
+/** A copy of `document` with the value at `path` added, replaced or removed, copying only the containers on the way. */
+function setAt(document, path, value, kind) {
+  if (path.length === 0) {
+    if (kind === "remove") throw new Error("cannot remove the whole document");
+    return value;
+  }
+  const [token, ...rest] = path;
+  if (Array.isArray(document)) {
+    const copy = document.slice();
+    if (rest.length > 0) {
+      const index = arrayIndex(document, token, false);
+      copy[index] = setAt(document[index], rest, value, kind);
+    } else if (kind === "add") {
+      copy.splice(arrayIndex(document, token, true), 0, value);
+    } else {
+      const index = arrayIndex(document, token, false);
+      if (kind === "remove") copy.splice(index, 1);
+      else copy[index] = value;
+    }
+    return copy;
+  }
+  if (document === null || typeof document !== "object") throw new Error(`no container at ${token}`);
+  const copy = { ...document };
+  if (rest.length > 0) {
+    if (!Object.prototype.hasOwnProperty.call(document, token)) throw new Error(`no value at ${token}`);
+    Object.defineProperty(copy, token, {
+      value: setAt(document[token], rest, value, kind), writable: true, enumerable: true, configurable: true,
+    });
+  } else if (kind === "remove") {
+    delete copy[token];
+  } else {
+    // Defined, not assigned: a key such as "__proto__" is data here, never the object's prototype.
+    Object.defineProperty(copy, token, { value, writable: true, enumerable: true, configurable: true });
+  }
+  return copy;
+}
+
+/** JSON equality: numbers by value, objects whatever their key order. */
+export function deepEqual(a, b) {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === b.length && a.every((item, index) => deepEqual(item, b[index]));
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && deepEqual(a[key], b[key]));
+}

@@ -1,0 +1,214 @@
+"""The JavaScript client in a real browser: headless Chromium, driven with selenium, against a real server.
+
+A test page on its own origin imports /lockstep.js from the server (CORS), runs the RFC 6902 community tests, then
+converges with two Swift clients (lockstep-client) under random actions and survives a server restart by resuming.
+Run from the project root after `swift build`; prints one line per check and "N passed, M failed".
+"""
+
+import http.server
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+
+BUILD = os.environ.get("LOCKSTEP_BUILD", ".build/debug")
+RESULTS = {"passed": 0, "failed": 0}
+
+
+def check(name, condition, detail=""):
+    RESULTS["passed" if condition else "failed"] += 1
+    print(f"{'ok  ' if condition else 'FAIL'} {name}" + (f": {detail}" if detail and not condition else ""))
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """`lockstep serve` on a fixed port, so a restart comes back where the page's client reconnects."""
+
+    def __init__(self, port, data, page_origin):
+        self.arguments = [
+            f"{BUILD}/lockstep", "serve", "--port", str(port), "--data", data, "--app", "counter",
+            "--allowed-origin", page_origin, "--rate-limit", "0",
+        ]
+        self.port = port
+        self.start()
+
+    def start(self):
+        self.process = subprocess.Popen(self.arguments, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        line = self.process.stdout.readline().decode()
+        if "/rooms/ROOM" not in line:
+            raise RuntimeError(f"the server did not start: {line}")
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=20)
+
+    def room(self, name):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/rooms/{name}", timeout=10) as response:
+            return json.load(response)
+
+
+def serve_page(directory):
+    """The test page's own origin: a static file server on another port."""
+    handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=directory)
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def browser():
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]:
+        options.add_argument(argument)
+    options.binary_location = "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_script_timeout(60)
+    return driver
+
+
+def run_page(driver, script, *arguments):
+    """Runs an async function body in the page; its return value comes back, a thrown error fails the check."""
+    wrapped = (
+        "const done = arguments[arguments.length - 1];"
+        f"(async (...args) => {{ {script} }})(...Array.from(arguments).slice(0, -1))"
+        ".then((value) => done({value}), (error) => done({error: String(error && error.stack || error)}));"
+    )
+    result = driver.execute_async_script(wrapped, *arguments)
+    if "error" in result:
+        raise RuntimeError(result["error"])
+    return result.get("value")
+
+
+def rfc6902_tests(driver):
+    records = []
+    for name in ["tests.json", "spec_tests.json"]:
+        with open(f"Tests/LockstepJSONTests/Resources/{name}") as file:
+            records += [record for record in json.load(file) if "patch" in record and not record.get("disabled")]
+    failures = run_page(driver, """
+        const [records] = args;
+        const failures = [];
+        for (const record of records) {
+            const before = JSON.stringify(record.doc);
+            let result, error;
+            try { result = lockstep.applyPatch(record.doc, record.patch); } catch (caught) { error = caught; }
+            if (JSON.stringify(record.doc) !== before) failures.push(`${record.comment}: the document was changed`);
+            if ("error" in record) {
+                if (!error) failures.push(`${record.comment || record.error}: no error`);
+            } else if (error) {
+                failures.push(`${record.comment}: ${error}`);
+            } else if ("expected" in record && !lockstep.deepEqual(result, record.expected)) {
+                failures.push(`${record.comment}: ${JSON.stringify(result)}`);
+            }
+        }
+        return failures;
+    """, records)
+    check(f"the RFC 6902 community tests pass in the browser ({len(records)} records)", failures == [], failures[:5])
+
+
+def swift_client(port, room, commands):
+    return subprocess.Popen(
+        [f"{BUILD}/lockstep-client", f"ws://127.0.0.1:{port}/rooms/{room}", "--exec=" + "; ".join(commands)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def convergence(driver, server):
+    rng = random.Random(6902)
+    browser_actions = [rng.choice([{"type": "increment"}, {"type": "decrement"}, {"type": "add", "amount": 3}])
+                       for _ in range(150)]
+    swift = [swift_client(server.port, "converge", [rng.choice(["+", "-", "add 2"]) for _ in range(100)])
+             for _ in range(2)]
+    versions = run_page(driver, """
+        const [url, actions] = args;
+        window.room = await lockstep.connectRoom(url, {name: "browser"});
+        return Promise.all(actions.map((action) => room.send(action)));
+    """, f"ws://127.0.0.1:{server.port}/rooms/converge", browser_actions)
+    codes = [client.wait(timeout=60) for client in swift]
+    check("both Swift clients ran all their commands", codes == [0, 0], [c.stderr.read().decode()[-300:] for c in swift])
+    check("every browser action was acknowledged", len(versions) == 150 and all(isinstance(v, int) for v in versions))
+    expected = server.room("converge")
+    mirror = run_page(driver, """
+        const [version] = args;
+        const deadline = Date.now() + 10000;
+        while (room.version < version && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        return {version: room.version, state: room.state, peers: room.peerCount};
+    """, expected["version"])
+    check("the browser's mirror equals the server's state", mirror["state"] == expected["state"]
+          and mirror["version"] == expected["version"], f"{mirror} vs {expected}")
+    check("every change was applied once", expected["version"] == 350, expected["version"])
+
+
+def restart(driver, server):
+    before = server.room("converge")["state"]["count"]
+    server.stop()
+    # Sent while the server is down: they wait in the outbox and go out once the room has resumed.
+    run_page(driver, """
+        window.offline = Array.from({length: 40}, () => room.send({type: "increment"}));
+        return room.status;
+    """)
+    server.start()
+    result = run_page(driver, """
+        const versions = await Promise.all(offline);
+        const more = await Promise.all(Array.from({length: 10}, () => room.send({type: "increment"})));
+        return {versions: versions.concat(more), count: room.state.count, status: room.status};
+    """)
+    after = server.room("converge")
+    check("the browser resumed after a restart and sent everything once", after["state"]["count"] == before + 50,
+          f"{before} + 50 != {after['state']['count']}")
+    check("its mirror follows the restarted server", result["count"] <= after["state"]["count"] and
+          result["status"] == "open", result)
+
+
+def main():
+    page_directory = tempfile.mkdtemp(prefix="lockstep-page-")
+    data = tempfile.mkdtemp(prefix="lockstep-browser-")
+    page = serve_page(page_directory)
+    page_origin = f"http://127.0.0.1:{page.server_address[1]}"
+    server = Server(free_port(), data, page_origin)
+    with open(f"{page_directory}/index.html", "w") as file:
+        file.write(f"""<!doctype html><meta charset="utf-8"><title>lockstep.js test</title>
+<script type="module">
+import * as lockstep from "http://127.0.0.1:{server.port}/lockstep.js";
+window.lockstep = lockstep;
+document.title = "ready";
+</script>""")
+    driver = None
+    try:
+        driver = browser()
+        driver.get(f"{page_origin}/index.html")
+        deadline = time.time() + 20
+        while driver.title != "ready" and time.time() < deadline:
+            time.sleep(0.05)
+        check("a page on another origin imports /lockstep.js (CORS)", driver.title == "ready")
+        rfc6902_tests(driver)
+        convergence(driver, server)
+        restart(driver, server)
+    except Exception as error:  # a check that could not run is a failure, not a crash
+        check("the browser tests ran to the end", False, repr(error))
+    finally:
+        if driver:
+            driver.quit()
+        server.stop()
+        page.shutdown()
+    print(f"browser: {RESULTS['passed']} passed, {RESULTS['failed']} failed")
+    return 1 if RESULTS["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
