@@ -195,11 +195,12 @@ public actor SyncServer {
         switch request {
         case .history(let id, let limit):
             answerHistory(id: id, limit: limit, for: session)
-        case .action, .undo, .redo:
+        case .action, .undo, .redo, .revert:
             guard session.canWrite else {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
+            if case .revert(let id, let version) = request { return revert(to: version, id: id, from: session) }
             change(request, from: session)
         }
     }
@@ -222,7 +223,7 @@ public actor SyncServer {
                 if case .undo = request { change = try room.store.undo() } else { change = try room.store.redo() }
                 publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
                 send(.ack(id: id, version: change.version), to: session)
-            case .history:
+            case .history, .revert:
                 break
             }
         } catch {
