@@ -375,6 +375,7 @@ public actor SyncServer {
         case "/metrics":
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
         default:
+            if let answer = timeTravelResponse(to: request) { return answer }
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: name.value) { return refusal }
             guard let room = storedRoom(named: name.value) else {
