@@ -102,6 +102,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ],
             swiftSettings: strictSettings
         ),
@@ -153,6 +155,7 @@ let package = Package(
             name: "LockstepServerTests",
             dependencies: [
                 "LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage", "LockstepTestSupport",
+                "LockstepTesting",
             ],
             swiftSettings: strictSettings
         ),
