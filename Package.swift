@@ -103,6 +103,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ],
             swiftSettings: strictSettings
         ),
@@ -156,6 +158,7 @@ let package = Package(
                 "LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage", "LockstepTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                "LockstepTesting",
             ],
             swiftSettings: strictSettings
         ),

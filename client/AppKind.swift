@@ -33,5 +33,5 @@ enum AppKind: String, CaseIterable, Sendable {
         }
     }
 
-    static let commonHelp = "undo  redo  history [N]  raw {json action}  help  quit"
+    static let commonHelp = "undo  redo  revert V  view V  log [N]  raw {json action}  help  quit"
 }

@@ -11,7 +11,7 @@ import Glibc
 struct ClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lockstep-client",
-        abstract: "Join a Lockstep room: see its state live, send actions, undo and redo.",
+        abstract: "Join a Lockstep room: see its state live, send actions, undo, redo and revert.",
         discussion: """
             Interactive on a terminal. With --exec "cmd; cmd", or with commands on stdin, prints every update as \
             one JSON line and exits once each command is answered (exit 1: cannot connect; 2: a command failed).
@@ -50,10 +50,10 @@ struct ClientCommand: AsyncParsableCommand {
         }
         let code: Int32
         if exec == nil, isatty(0) != 0, isatty(1) != 0 {
-            code = await InteractiveSession(room: room, app: app, name: name).run()
+            code = await InteractiveSession(room: room, url: url, app: app, name: name).run()
         } else {
             let commands = exec.map(ScriptSession.commands(from:)) ?? ScriptSession.standardInputLines()
-            code = await ScriptSession(room: room, app: app).run(commands: commands)
+            code = await ScriptSession(room: room, url: url, app: app).run(commands: commands)
         }
         if code != 0 { throw ExitCode(code) }
     }

@@ -8,6 +8,10 @@ enum Command: Equatable, Sendable {
     case undo
     case redo
     case history(limit: Int?)
+    /// Back to the state of a version, as one new change.
+    case revert(to: Int)
+    /// Shows the state of an earlier version without changing the room.
+    case view(version: Int)
     case help
     case quit
 
@@ -22,9 +26,12 @@ enum Command: Equatable, Sendable {
         case "redo": self = .redo
         case "help", "?": self = .help
         case "quit", "exit": self = .quit
-        case "history":
-            guard rest.isEmpty || Int(rest).map({ $0 >= 0 }) == true else { throw .usage("history [N]") }
+        case "history", "log":
+            guard rest.isEmpty || Int(rest).map({ $0 >= 0 }) == true else { throw .usage("\(word) [N]") }
             self = .history(limit: Int(rest))
+        case "revert", "view":
+            guard let version = Int(rest), version >= 0 else { throw .usage("\(word) VERSION (a version number)") }
+            self = word == "revert" ? .revert(to: version) : .view(version: version)
         case "raw":
             guard let action = try? JSON(parsing: rest) else { throw .usage("raw {\"type\":...} (a JSON action)") }
             self = .action(action)

@@ -12,6 +12,7 @@ import Glibc
 @MainActor
 final class InteractiveSession {
     private let room: RoomClient
+    private let url: String
     private let forcedApp: AppKind?
     private let name: String?
     private var app: AppKind = .json
@@ -23,8 +24,9 @@ final class InteractiveSession {
     private var hadSnapshot = false
     private let screen = Screen(colors: ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
 
-    init(room: RoomClient, app: AppKind?, name: String?) {
+    init(room: RoomClient, url: String, app: AppKind?, name: String?) {
         self.room = room
+        self.url = url
         forcedApp = app
         self.name = name
     }
@@ -129,6 +131,18 @@ final class InteractiveSession {
         case .redo:
             request(line) { room in
                 _ = try await room.redo(); return []
+            }
+        case .revert(let target):
+            request(line) { room in
+                let before = await room.version
+                let version = try await room.revert(to: target)
+                return version == before ? ["\(line): v\(target) is the current state; no change"] : []
+            }
+        case .view(let version):
+            let url = self.url
+            request(line) { _ in
+                let state = try await PastState.fetch(roomURL: url, version: version)
+                return ["v\(version): \(state.serialized(prettyPrinted: false))"]
             }
         case .action(let action):
             request(line) { room in

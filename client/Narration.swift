@@ -24,6 +24,7 @@ struct Narration {
         case .effect: return "v\(version) effect: \(Self.action(cause.action))"
         case .undo: return "v\(version) \(who) undid v\(cause.of.map(String.init) ?? "?")"
         case .redo: return "v\(version) \(who) redid v\(cause.of.map(String.init) ?? "?")"
+        case .revert: return "v\(version) \(who) reverted to v\(cause.to.map(String.init) ?? "?")"
         }
     }
 

@@ -8,13 +8,15 @@ import LockstepJSON
 @MainActor
 final class ScriptSession {
     private let room: RoomClient
+    private let url: String
     private let app: AppKind?
     private var printedVersion = -1
     private var updatesEnded = false
     private var waiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    init(room: RoomClient, app: AppKind?) {
+    init(room: RoomClient, url: String, app: AppKind?) {
         self.room = room
+        self.url = url
         self.app = app
     }
 
@@ -70,11 +72,15 @@ final class ScriptSession {
                     let entries = try await room.history(limit: limit)
                     let list = entries.map { JSON.object(["version": .int($0.version), "cause": $0.cause.json]) }
                     emit(["event": "history", "command": .string(trimmed), "entries": .array(list)])
-                case .undo, .redo, .action:
+                case .view(let version):
+                    let state = try await PastState.fetch(roomURL: url, version: version)
+                    emit(["event": "view", "command": .string(trimmed), "version": .int(version), "state": state])
+                case .undo, .redo, .revert, .action:
                     let version: Int
                     switch command {
                     case .undo: version = try await room.undo()
                     case .redo: version = try await room.redo()
+                    case .revert(let target): version = try await room.revert(to: target)
                     case .action(let action): version = try await room.send(action: action)
                     default: continue
                     }
@@ -83,7 +89,7 @@ final class ScriptSession {
                 }
             } catch {
                 var line: JSONObject = ["event": "error", "command": .string(trimmed)]
-                if case .server(let code, let message) = error {
+                if case .server(let code, let message)? = error as? RoomClientError {
                     line["code"] = .string(code)
                     line["message"] = .string(message)
                 } else {

@@ -160,6 +160,13 @@ public actor RoomClient {
         try await change { .redo(id: $0) }
     }
 
+    /// Puts the room back to the state it had at version `target`, as one new change that undo can revert; returns
+    /// the version the room reached (the current one when that state is the current state).
+    @discardableResult
+    public func revert(to target: Int) async throws(RoomClientError) -> Int {
+        try await change { .revert(id: $0, to: target) }
+    }
+
     /// The room's most recent changes, newest last (the server's default count when `limit` is nil).
     public func history(limit: Int? = nil) async throws(RoomClientError) -> [ServerMessage.HistoryRecord] {
         guard !isClosed else { throw .closed }

@@ -10,6 +10,8 @@ public struct Change: Sendable, Equatable {
         case undo(of: Int)
         /// The change made at version `of`, undone earlier, was applied again.
         case redo(of: Int)
+        /// The room went back to the state it had at version `to`; no reducer ran.
+        case revert(to: Int)
     }
 
     /// The version the room has after this change; always one more than before.

@@ -6,6 +6,8 @@ public enum ClientMessage: Sendable, Equatable {
     case undo(id: String?)
     case redo(id: String?)
     case history(id: String?, limit: Int?)
+    /// Back to the state of version `to`, as one new change.
+    case revert(id: String?, to: Int)
 
     /// Longest `id` a client may send, in characters.
     public static let maxIDLength = 128
@@ -13,7 +15,7 @@ public enum ClientMessage: Sendable, Equatable {
     /// The request's `id`, echoed in `ack` and `error`.
     public var id: String? {
         switch self {
-        case .action(let id, _), .undo(let id), .redo(let id), .history(let id, _): id
+        case .action(let id, _), .undo(let id), .redo(let id), .history(let id, _), .revert(let id, _): id
         }
     }
 
@@ -52,6 +54,12 @@ public enum ClientMessage: Sendable, Equatable {
             default:
                 throw .badMessage("\"limit\" must be a non-negative integer")
             }
+        case "revert":
+            guard let to = object["to"] else { throw .badMessage("missing field \"to\"") }
+            guard let version = to.intValue, version >= 0 else {
+                throw .badMessage("\"to\" must be a version: a non-negative integer")
+            }
+            self = .revert(id: id, to: version)
         default:
             throw .badMessage("unknown message type \"\(name)\"")
         }
@@ -84,6 +92,7 @@ public enum ClientMessage: Sendable, Equatable {
         case .history(_, let limit):
             object = ["type": "history"]
             if let limit { object["limit"] = .int(limit) }
+        case .revert(_, let to): object = ["type": "revert", "to": .int(to)]
         }
         if let id { object["id"] = .string(id) }
         return .object(object)

@@ -4,12 +4,12 @@ extension History {
     /// Repeats what a logged change did to the history, so a room rebuilt from its log can undo
     /// and redo exactly what it could before.
     ///
-    /// `patch` is what the change applied; `inverse` reverts it (only actions' are kept).
+    /// `patch` is what the change applied; `inverse` reverts it (only those of actions and reverts are kept).
     public mutating func replay(
         _ kind: Change.Kind, version: Int, patch: JSONPatch, inverse: JSONPatch
     ) throws(StoreError) {
         switch kind {
-        case .action:
+        case .action, .revert:
             record(HistoryEntry(version: version, forward: patch, inverse: inverse))
         case .undo(let original):
             guard let entry = popUndo(), entry.version == original else {

@@ -16,6 +16,9 @@ public protocol RoomStore: Sendable {
 
     mutating func undo() throws(StoreError) -> Change
     mutating func redo() throws(StoreError) -> Change
+
+    /// Makes `state`, the room's state at `version`, current again as one new change; nil when it already is.
+    mutating func revert(to version: Int, state: JSON) throws(StoreError) -> Change?
 }
 
 /// The outcome of one action in a ``RoomStore``.

@@ -14,9 +14,9 @@ public struct Store<R: Reducer>: Sendable {
     }
 
     public let reducer: R
-    public private(set) var state: R.State
-    public private(set) var version: Int
-    public private(set) var history: History
+    public internal(set) var state: R.State
+    public internal(set) var version: Int
+    public internal(set) var history: History
 
     /// A store at `version` with `state` (a new room: the reducer's initial state at version 0).
     public init(reducer: R, state: R.State? = nil, version: Int = 0, history: History = History(depth: 1000)) {

@@ -24,6 +24,8 @@ final class Room {
     /// they follow the stream once the patch of their version is out.
     private(set) var waiting: [Session] = []
     private(set) var log: Deque<LoggedPatch> = []
+    /// Inverse patches of recent changes, for revert and past versions.
+    var timeline: RoomTimeline
     private let resumeWindow: Int
     private var cachedState: (version: Int, bytes: [UInt8])?
     /// Someone joined or left since the last presence went out.
@@ -49,6 +51,7 @@ final class Room {
         self.store = store
         self.stream = stream
         self.resumeWindow = resumeWindow
+        self.timeline = RoomTimeline(window: resumeWindow)
         self.log = Deque(recent.suffix(resumeWindow))
         self.releasedVersion = store.version
     }

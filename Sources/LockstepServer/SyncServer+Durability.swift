@@ -9,6 +9,7 @@ import LockstepTransport
 extension SyncServer {
     /// Sends a change's patch now (in memory) or once the log has it.
     func commit(_ patch: Room.LoggedPatch, in room: Room, message: [UInt8], inverse: JSONPatch) {
+        room.timeline.record(version: patch.version, inverse: inverse, stored: room.releasedVersion)
         guard log != nil else {
             broadcast(patch, in: room)
             return

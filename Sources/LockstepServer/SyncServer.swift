@@ -248,12 +248,15 @@ public actor SyncServer {
         switch request {
         case .history(let id, let limit):
             answerHistory(id: id, limit: limit, for: session)
-        case .action, .undo, .redo:
+        case .action, .undo, .redo, .revert:
             guard session.canWrite else {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
             guard isNew(parsed, from: session) else { return }
+            if case .revert(let id, let version) = request {
+                return revert(to: version, id: id, seq: parsed.seq, from: session)
+            }
             change(request, seq: parsed.seq, from: session)
         }
     }
@@ -276,7 +279,7 @@ public actor SyncServer {
                 if case .undo = request { change = try room.store.undo() } else { change = try room.store.redo() }
                 publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
                 acknowledge(id: id, version: change.version, seq: seq, to: session)
-            case .history:
+            case .history, .revert:
                 break
             }
         } catch {
@@ -445,6 +448,7 @@ public actor SyncServer {
         case "/lockstep.js":
             return WebAssets.javascriptClient
         default:
+            if let answer = timeTravelResponse(to: request) { return answer }
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: name.value) { return refusal }
             guard let room = storedRoom(named: name.value) else {

@@ -141,6 +141,28 @@ public final class RoomLog: RoomStorage {
         }
     }
 
+    public func changes(
+        room: String, after version: Int, through last: Int, limit: Int
+    ) throws(StorageError) -> [StoredChange] {
+        do {
+            return try database.read { db in
+                try Self.changes(db, room: room, after: version, through: last, limit: limit)
+            }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    public func oldestChange(room: String) throws(StorageError) -> Int? {
+        do {
+            return try database.read { db in
+                try Int.fetchOne(db, sql: "SELECT MIN(version) FROM changes WHERE room = ?", arguments: [room])
+            }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
     /// Forgets `room`'s changes from `version` on: a damaged tail is cut so the room reopens at the last good version.
     public func truncate(room: String, from version: Int) throws(StorageError) {
         do {
@@ -152,10 +174,16 @@ public final class RoomLog: RoomStorage {
         }
     }
 
-    private static func changes(_ db: Database, room: String, after version: Int) throws -> [StoredChange] {
+    private static func changes(
+        _ db: Database, room: String, after version: Int, through last: Int = .max, limit: Int = -1
+    ) throws -> [StoredChange] {
         try Row.fetchAll(
-            db, sql: "SELECT version, message, inverse FROM changes WHERE room = ? AND version > ? ORDER BY version",
-            arguments: [room, version]
+            db,
+            sql: """
+                SELECT version, message, inverse FROM changes WHERE room = ? AND version > ? AND version <= ?
+                ORDER BY version LIMIT ?
+                """,
+            arguments: [room, version, last, limit]
         ).map { row in
             StoredChange(
                 room: room, version: row["version"], message: Array(row["message"] as Data),

@@ -61,6 +61,9 @@ public struct RoomReplay {
         case .undo, .redo:
             guard let original = cause.of else { throw .brokenState("an undo or redo without \"of\"") }
             return cause.kind == .undo ? .undo(of: original) : .redo(of: original)
+        case .revert:
+            guard let target = cause.to else { throw .brokenState("a revert without \"to\"") }
+            return .revert(to: target)
         }
     }
 }

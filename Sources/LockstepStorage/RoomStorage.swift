@@ -11,6 +11,11 @@ public protocol RoomStorage: Sendable {
     func load(room: String) throws(StorageError) -> StoredRoom?
     /// The stored changes of `room` after `version`, oldest first.
     func changes(room: String, after version: Int) throws(StorageError) -> [StoredChange]
+    /// At most `limit` stored changes of `room` from `after + 1` through `through`, oldest first: a page of the
+    /// log, for rebuilding past versions and streaming recordings without reading the whole history.
+    func changes(room: String, after version: Int, through last: Int, limit: Int) throws(StorageError) -> [StoredChange]
+    /// The oldest version of `room` the log still has a change for; nil when it has none.
+    func oldestChange(room: String) throws(StorageError) -> Int?
     /// Forgets `room`'s changes from `version` on.
     func truncate(room: String, from version: Int) throws(StorageError)
     /// Releases the storage; the server calls it once, when it shuts down.
@@ -38,4 +43,17 @@ extension RoomStorage {
     public func marks(room: String) throws(StorageError) -> [StoredMark] { [] }
 
     public func epoch(room: String) throws(StorageError) -> String? { nil }
+}
+
+extension RoomStorage {
+    /// Filters ``changes(room:after:)``; a storage that can read a range should do so instead.
+    public func changes(
+        room: String, after version: Int, through last: Int, limit: Int
+    ) throws(StorageError) -> [StoredChange] {
+        Array(try changes(room: room, after: version).prefix { $0.version <= last }.prefix(limit))
+    }
+
+    public func oldestChange(room: String) throws(StorageError) -> Int? {
+        try changes(room: room, after: 0).first?.version
+    }
 }

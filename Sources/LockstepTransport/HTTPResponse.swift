@@ -8,6 +8,8 @@ public struct HTTPResponse: Sendable, Equatable {
     public var body: [UInt8]
     /// Extra response headers.
     public var headers: [String: String]
+    /// A body produced while it is written, sent chunked in place of `body`; nil for a complete `body`.
+    public var stream: HTTPBodyStream?
 
     /// Builds a response; Content-Length is added automatically.
     public init(status: Int, contentType: String = "text/plain", body: [UInt8] = [], headers: [String: String] = [:]) {
@@ -15,6 +17,12 @@ public struct HTTPResponse: Sendable, Equatable {
         self.contentType = contentType
         self.body = body
         self.headers = headers
+    }
+
+    /// Builds a response whose body `stream` produces as the client reads it (chunked, no Content-Length).
+    public init(status: Int, contentType: String, headers: [String: String] = [:], stream: HTTPBodyStream) {
+        self.init(status: status, contentType: contentType, headers: headers)
+        self.stream = stream
     }
 
     /// Builds a text response.

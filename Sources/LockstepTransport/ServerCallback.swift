@@ -113,25 +113,30 @@ private func handleHTTP(
     let start = (server.writeBuffer + pre).assumingMemoryBound(to: UInt8.self)
     var cursor: UnsafeMutablePointer<UInt8>? = start
     let end = start + headerSpace - 1
+    // A stream has no length: UInt64.max is lws's LWS_ILLEGAL_HTTP_CONTENT_LEN (it then adds Connection: close).
     let failed = response.contentType.withCString { contentType in
         lws_add_http_common_headers(
-            wsi, UInt32(response.status), contentType, UInt64(response.body.count), &cursor, end)
+            wsi, UInt32(response.status), contentType,
+            response.stream == nil ? UInt64(response.body.count) : UInt64.max, &cursor, end)
     }
     if failed != 0 { return -1 }
-    for (name, value) in response.headers {
+    var headers = response.headers
+    if response.stream != nil { headers["Transfer-Encoding"] = "chunked" }
+    for (name, value) in headers {
         var cName = Array((name + ":").utf8) + [0]
         var cValue = Array(value.utf8)
         if lws_add_http_header_by_name(wsi, &cName, &cValue, Int32(cValue.count), &cursor, end) != 0 { return -1 }
     }
     if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
 
-    if response.body.isEmpty || request.method == "HEAD" {
+    if (response.body.isEmpty && response.stream == nil) || request.method == "HEAD" {
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
     guard let slot = exchangeSlot(user) else { return -1 }
     releaseExchange(user)
     slot.storeBytes(
-        of: Unmanaged.passRetained(HTTPExchange(body: response.body)).toOpaque(), as: UnsafeMutableRawPointer?.self
+        of: Unmanaged.passRetained(HTTPExchange(body: response.body, stream: response.stream)).toOpaque(),
+        as: UnsafeMutableRawPointer?.self
     )
     lws_callback_on_writable(wsi)
     return 0
@@ -141,6 +146,15 @@ private func writeHTTPBody(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer
     guard let pointer = exchangeSlot(user)?.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
     let server = server(of: wsi)
     let exchange = Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue()
+    if let stream = exchange.stream {
+        let (result, done) = HTTPStreamWriter.write(exchange, stream: stream, wsi: wsi, server: server)
+        guard result == 0, done else {
+            if result == 0 { lws_callback_on_writable(wsi) }
+            return result
+        }
+        releaseExchange(user)
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
     let chunk = min(exchange.body.count - exchange.offset, server.configuration.coalesceBytes)
     let base = server.writeBuffer + CLibWebSockets_LWS_PRE
     exchange.body.withUnsafeBytes { bytes in

@@ -126,6 +126,32 @@ struct ExecutableTests {
         }
     }
 
+    @Test func revertViewAndLogLookBackInTime() async throws {
+        try await withServer(app: .counter) { server in
+            let client = try ClientProcess(arguments: [
+                roomURL(server, "past"), "--exec", "add 5; add 2; view 1; revert 1; log 2; view 9; revert x",
+            ])
+            let (lines, status) = try await client.finish()
+            #expect(status == 2, "view 9 and revert x fail")
+            let view = try #require(lines.first { $0["event"] == "view" })
+            #expect(view["version"] == 1)
+            #expect(view["state"] == ["count": 5])
+            let revert = try #require(lines.last { $0["event"] == "patch" })
+            #expect(revert["version"] == 3)
+            #expect(revert["cause"]?["kind"] == "revert")
+            #expect(revert["cause"]?["to"] == 1)
+            #expect(revert["state"] == ["count": 5])
+            let log = try #require(lines.first { $0["event"] == "history" })
+            #expect(log["entries"]?.arrayValue?.compactMap { $0["version"]?.intValue } == [2, 3])
+            var failed: [String] = []
+            for line in lines where line["event"]?.stringValue == "error" {
+                failed.append(line["command"]?.stringValue ?? "?")
+            }
+            #expect(failed == ["view 9", "revert x"])
+            #expect(try fetchRoom(port: server.port, room: "past").version == 3)
+        }
+    }
+
     @Test func connectionFailureExitsNonZero() async throws {
         let port = try await withServer(app: .counter) { $0.port }
         let client = try ClientProcess(arguments: ["ws://127.0.0.1:\(port)/rooms/x", "--exec", "+"])

@@ -100,6 +100,20 @@ import Testing
         }
     }
 
+    @Test func aRevertIsDeduplicated() async throws {
+        try await withServer { server in
+            let client = try await Self.connect(server, session: "s")
+            _ = try await Self.answer(to: Self.request("a", seq: 1), on: client)
+            _ = try await Self.answer(to: Self.request("b", seq: 2), on: client)
+            #expect(try await Self.answer(to: #"{"type":"revert","id":"t","to":0,"seq":3}"#, on: client)["version"] == 3)
+            let again = try await Self.answer(to: #"{"type":"revert","id":"t","to":1,"seq":3}"#, on: client)
+            #expect(again == ["type": "ack", "id": "t", "version": 3, "duplicate": true])
+            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["version"] == 3)
+            #expect(room["state"] == ["count": 0])
+        }
+    }
+
     @Test func marksArePerRoomAndPerSession() async throws {
         try await withServer { server in
             let alice = try await Self.connect(server, room: "one", session: "alice")

@@ -51,6 +51,7 @@ final class TestClient: Sendable {
             throw TestClientError.timedOut
         }
         guard case .text(let bytes) = message else { throw TestClientError.notText }
+        await inbox.keep(bytes)
         let decoded = try ServerMessage(json: JSON(parsing: bytes))
         await inbox.mirror(decoded)
         return decoded
@@ -109,6 +110,8 @@ final class TestClient: Sendable {
 
     /// How many snapshots this client received: more than one means the server resynchronised it.
     var snapshots: Int { get async { await inbox.snapshots } }
+    /// Every text message read so far, byte for byte, in order.
+    var frames: [[UInt8]] { get async { await inbox.frames } }
 
     func close() {
         socket.close()
@@ -130,6 +133,7 @@ private actor Inbox {
     private(set) var version = -1
     private(set) var gaps: [String] = []
     private(set) var snapshots = 0
+    private(set) var frames: [[UInt8]] = []
 
     func push(_ message: InboundMessage) {
         if let waiter {
@@ -164,6 +168,10 @@ private actor Inbox {
         guard let waiter, waiter.id == id else { return }
         self.waiter = nil
         waiter.continuation.resume(returning: nil)
+    }
+
+    func keep(_ frame: [UInt8]) {
+        frames.append(frame)
     }
 
     func mirror(_ message: ServerMessage) {

@@ -7,6 +7,8 @@ import SwiftOverlayShims
 public struct HTTPGet {
     public let status: Int
     public let body: [UInt8]
+    /// The response's header lines, lowercased.
+    public let head: String
 
     public var json: JSON? { try? JSON(parsing: body) }
     public var text: String { String(decoding: body, as: UTF8.self) }
@@ -32,9 +34,15 @@ public struct HTTPGet {
         guard let parsed = Self.parse(response) else { throw RawSocketError.failed("no HTTP response") }
         status = parsed.status
         body = parsed.body
+        head = parsed.head
     }
 
-    private static func parse(_ bytes: [UInt8]) -> (status: Int, body: [UInt8], complete: Bool)? {
+    /// The NDJSON body's lines, each parsed.
+    public var lines: [JSON] {
+        body.split(separator: 10).compactMap { try? JSON(parsing: Array($0)) }
+    }
+
+    private static func parse(_ bytes: [UInt8]) -> (status: Int, body: [UInt8], complete: Bool, head: String)? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else { return nil }
         let head = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
@@ -46,8 +54,27 @@ public struct HTTPGet {
         for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
             length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: " "))
         }
-        if let length { return (status, Array(body.prefix(length)), body.count >= length) }
-        return (status, body, false)
+        if let length { return (status, Array(body.prefix(length)), body.count >= length, head) }
+        if head.contains("transfer-encoding: chunked") {
+            let (decoded, complete) = dechunk(body)
+            return (status, decoded, complete, head)
+        }
+        return (status, body, false, head)
+    }
+
+    /// The body of a chunked response, and whether its final (empty) chunk arrived.
+    private static func dechunk(_ bytes: [UInt8]) -> (body: [UInt8], complete: Bool) {
+        var body: [UInt8] = []
+        var index = 0
+        while let lineEnd = bytes[index...].firstIndex(of: 13), lineEnd + 1 < bytes.count {
+            guard let size = Int(String(decoding: bytes[index..<lineEnd], as: UTF8.self), radix: 16) else { break }
+            if size == 0 { return (body, true) }
+            let start = lineEnd + 2
+            guard start + size + 2 <= bytes.count else { break }
+            body += bytes[start..<(start + size)]
+            index = start + size + 2
+        }
+        return (body, false)
     }
 }
 

@@ -1,0 +1,77 @@
+public import LockstepJSON
+
+/// A room's history as `GET /rooms/ROOM/log` returns it: the state at one version, then every patch after it.
+///
+/// Applying the patches in order to ``state`` gives the room's state at each later version; their causes say what
+/// to send (actions, undos, redos, reverts) to make a room, or a reducer, go through the same history again.
+public struct Recording: Sendable, Equatable {
+    /// One patch line, as clients received it.
+    public struct Step: Sendable, Equatable {
+        public var version: Int
+        public var ops: JSONPatch
+        public var cause: Cause
+        public var undo: Int
+        public var redo: Int
+
+        public init(version: Int, ops: JSONPatch, cause: Cause, undo: Int, redo: Int) {
+            self.version = version
+            self.ops = ops
+            self.cause = cause
+            self.undo = undo
+            self.redo = redo
+        }
+    }
+
+    public var room: String
+    /// The version of the first line's state.
+    public var version: Int
+    /// The room's state at ``version``.
+    public var state: JSON
+    /// The changes after ``version``, oldest first, with no gap.
+    public var steps: [Step]
+
+    public init(room: String, version: Int, state: JSON, steps: [Step]) {
+        self.room = room
+        self.version = version
+        self.state = state
+        self.steps = steps
+    }
+
+    /// Reads NDJSON: a `snapshot` line, then one `patch` line per version; blank lines are skipped.
+    public init(ndjson bytes: [UInt8]) throws(RecordingError) {
+        var lines = bytes.split(separator: UInt8(ascii: "\n")).enumerated().lazy
+            .filter { !$0.element.allSatisfy { $0 == 32 || $0 == 9 || $0 == 13 } }
+            .makeIterator()
+        guard let (_, first) = lines.next() else { throw .empty }
+        guard case .object(let snapshot) = try Self.parse(Array(first), line: 1),
+            snapshot["type"]?.stringValue == "snapshot", let version = snapshot["version"]?.intValue
+        else {
+            throw .notASnapshot
+        }
+        self.init(
+            room: snapshot["room"]?.stringValue ?? "", version: version, state: snapshot["state"] ?? .null, steps: [])
+        while let (index, line) = lines.next() {
+            let json = try Self.parse(Array(line), line: index + 1)
+            let message: ServerMessage
+            do {
+                message = try ServerMessage(json: json)
+            } catch {
+                throw .badLine(index + 1, error.message)
+            }
+            guard case .patch(let stepVersion, let ops, let cause, let undo, let redo) = message else {
+                throw .badLine(index + 1, "not a patch")
+            }
+            let expected = (steps.last?.version ?? version) + 1
+            guard stepVersion == expected else { throw .gap(expected: expected, found: stepVersion) }
+            steps.append(Step(version: stepVersion, ops: ops, cause: cause, undo: undo, redo: redo))
+        }
+    }
+
+    private static func parse(_ line: [UInt8], line number: Int) throws(RecordingError) -> JSON {
+        do {
+            return try JSON(parsing: line)
+        } catch {
+            throw .badLine(number, "\(error)")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import DequeModule
+import LockstepJSON
+
+/// The inverse patch of each recent change of a room, oldest first, so a past state is rebuilt backwards from the
+/// current one at the cost of the distance to it.
+///
+/// Holds at least `window` changes (the server's `--resume-window`), and every change the log has not yet
+/// acknowledged, so whatever is older is in the log when there is one. Loop-bound, like its ``Room``.
+struct RoomTimeline {
+    struct Step {
+        /// The version the change produced.
+        let version: Int
+        /// Takes the state of `version` back to `version - 1`.
+        let inverse: JSONPatch
+    }
+
+    private(set) var steps: Deque<Step> = []
+    let window: Int
+
+    init(window: Int) {
+        self.window = window
+    }
+
+    /// The oldest version whose inverse is held; nil when none is.
+    var oldestVersion: Int? { steps.first?.version }
+
+    /// Remembers the change that produced `version`; forgets the oldest ones past the window once they are stored.
+    mutating func record(version: Int, inverse: JSONPatch, stored storedVersion: Int) {
+        steps.append(Step(version: version, inverse: inverse))
+        while steps.count > window, let first = steps.first, first.version <= storedVersion {
+            steps.removeFirst()
+        }
+    }
+}

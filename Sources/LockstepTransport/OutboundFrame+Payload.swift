@@ -1,0 +1,17 @@
+extension OutboundFrame {
+    /// The message the frame carries, without its header: what the client received, byte for byte.
+    public var payload: [UInt8] {
+        let base = UnsafeRawPointer(bytes.baseAddress!)
+        let headerCount = FrameHeader.size(payloadCount: 0) + headerExtension(at: base)
+        return Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[headerCount...]))
+    }
+
+    /// Bytes of extended length after the two-byte header of the unmasked frame at `frame`.
+    private func headerExtension(at frame: UnsafeRawPointer) -> Int {
+        switch frame.load(fromByteOffset: 1, as: UInt8.self) & 0x7F {
+        case 126: 2
+        case 127: 8
+        default: 0
+        }
+    }
+}
