@@ -8,7 +8,7 @@ APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config
 TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver
 ARGS ?=
 
-.PHONY: run test deps test-deps build release bench fuzz fuzz-smoke clean
+.PHONY: run test deps test-deps build release bench fuzz fuzz-smoke screenshots clean
 
 run: deps
 	$(SWIFT) build -c release --product lockstep
@@ -19,12 +19,17 @@ test: test-deps
 	bash Tests/smoke/websocat.sh
 	bash Tests/smoke/tmux.sh
 	bash Tests/smoke/offline.sh
-	python3 Tests/browser/javascript_client.py
+	python3 Tests/browser/browser_tests.py
 	$(MAKE) fuzz-smoke
 	$(SWIFT) test --skip-build
 
 build: deps
 	$(SWIFT) build
+
+# The inspector's screenshots in the README, taken by the browser tests themselves.
+screenshots: test-deps
+	$(SWIFT) build
+	LOCKSTEP_SCREENSHOTS=docs/images python3 Tests/browser/browser_tests.py
 
 release: deps
 	$(SWIFT) build -c release

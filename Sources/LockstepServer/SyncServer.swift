@@ -448,6 +448,7 @@ public actor SyncServer {
         case "/lockstep.js":
             return WebAssets.javascriptClient
         default:
+            if let page = pageResponse(to: request) { return page }
             if let answer = timeTravelResponse(to: request) { return answer }
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: name.value) { return refusal }

@@ -1,8 +1,11 @@
-"""The JavaScript client in a real browser: headless Chromium, driven with selenium, against a real server.
+"""The JavaScript client and the inspector in a real browser: headless Chromium, driven with selenium, against real
+servers.
 
 A test page on its own origin imports /lockstep.js from the server (CORS), runs the RFC 6902 community tests, then
 converges with two Swift clients (lockstep-client) under random actions and survives a server restart by resuming.
-Run from the project root after `swift build`; prints one line per check and "N passed, M failed".
+The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
+Run from the project root after `swift build`; prints one line per check and "N passed, M failed". With
+LOCKSTEP_SCREENSHOTS=DIR it saves the inspector's screenshots there (`make screenshots`: docs/images).
 """
 
 import http.server
@@ -41,10 +44,10 @@ def free_port():
 class Server:
     """`lockstep serve` on a fixed port, so a restart comes back where the page's client reconnects."""
 
-    def __init__(self, port, data, page_origin):
+    def __init__(self, port, data, app="counter", arguments=()):
         self.arguments = [
-            f"{BUILD}/lockstep", "serve", "--port", str(port), "--data", data, "--app", "counter",
-            "--allowed-origin", page_origin, "--rate-limit", "0",
+            f"{BUILD}/lockstep", "serve", "--port", str(port), "--data", data, "--app", app, "--rate-limit", "0",
+            *arguments,
         ]
         self.port = port
         self.start()
@@ -175,12 +178,118 @@ def restart(driver, server):
           result["status"] == "open", result)
 
 
+class Watcher:
+    """A second client of the room, on a plain socket: it sees what the inspector's buttons do to the room."""
+
+    def __init__(self, port, room):
+        self.socket = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.socket.sendall((
+            f"GET /rooms/{room}?name=watcher HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode())
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            self.buffer += self.socket.recv(65536)
+        self.buffer = self.buffer.split(b"\r\n\r\n", 1)[1]
+
+    def next(self):
+        while True:
+            if len(self.buffer) >= 2:
+                length, offset = self.buffer[1] & 0x7F, 2
+                if length == 126:
+                    length, offset = int.from_bytes(self.buffer[2:4], "big"), 4
+                elif length == 127:
+                    length, offset = int.from_bytes(self.buffer[2:10], "big"), 10
+                if len(self.buffer) >= offset + length:
+                    payload = self.buffer[offset:offset + length]
+                    self.buffer = self.buffer[offset + length:]
+                    return json.loads(payload)
+            self.buffer += self.socket.recv(65536)
+
+    def next_patch(self):
+        while (message := self.next())["type"] != "patch":
+            pass
+        return message
+
+
+def wait_until(condition, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def inspector(driver, server):
+    watcher = Watcher(server.port, "demo")
+    driver.set_window_size(1280, 800)
+    driver.get(f"http://127.0.0.1:{server.port}/inspect/demo")
+    ready = wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", 20)
+    state = lambda: driver.find_element("id", "state").text
+    timeline = lambda: driver.find_element("id", "timeline").text
+    check("the inspector shows the room's snapshot", ready and "items" in state() and "nextId" in state(), state())
+
+    websocat = subprocess.Popen(["websocat", f"ws://127.0.0.1:{server.port}/rooms/demo?name=websocat"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    for title in ["milk", "bread"]:
+        websocat.stdin.write(json.dumps({"type": "action", "id": title, "action": {"type": "add", "title": title}})
+                             .encode() + b"\n")
+        websocat.stdin.flush()
+        while json.loads(websocat.stdout.readline()).get("id") != title:
+            pass
+        shown = wait_until(lambda: title in state() and title in timeline(), 1.0)
+        check(f"an action sent with websocat ({title}) is in the timeline and the state within a second", shown)
+    websocat.stdin.close()
+    websocat.wait(timeout=10)
+    check("the timeline names who made each change", "websocat" in timeline(), timeline())
+    for _ in range(2):
+        watcher.next_patch()
+
+    driver.find_element("id", "undo").click()
+    undo = watcher.next_patch()
+    check("the undo button undoes for everyone", undo["cause"]["kind"] == "undo" and undo["version"] == 3, undo)
+
+    # Version 2 had both items; the undo took bread away again.
+    driver.find_element("css selector", "button[aria-label='view the state of version 2']").click()
+    past = lambda: driver.find_element("id", "past-state").text
+    shown = wait_until(lambda: "milk" in past() and "bread" in past() and "bread" not in state(), 5)
+    check("the slider and the timeline show an earlier version's state", shown, past())
+    check("the slider is at that version", driver.find_element("id", "slider").get_attribute("value") == "2")
+    check("the diff against the current state is listed", driver.find_element("id", "diff").text != "")
+    if os.environ.get("LOCKSTEP_SCREENSHOTS"):
+        directory = os.environ["LOCKSTEP_SCREENSHOTS"]
+        os.makedirs(directory, exist_ok=True)
+        driver.save_screenshot(f"{directory}/inspector.png")
+        driver.set_window_size(420, 900)
+        driver.save_screenshot(f"{directory}/inspector-narrow.png")
+        driver.set_window_size(1280, 800)
+
+    driver.find_element("id", "revert").click()
+    revert = watcher.next_patch()
+    check("the revert button takes the room back for everyone",
+          revert["cause"]["kind"] == "revert" and revert["cause"]["to"] == 2 and revert["version"] == 4, revert)
+    check("the room is at version 2's state", [item["title"] for item in server.room("demo")["state"]["items"]] ==
+          ["milk", "bread"], server.room("demo"))
+
+    driver.find_element("id", "action").clear()
+    driver.find_element("id", "action").send_keys('{"type":"toggle","id":99}')
+    driver.find_element("id", "send").click()
+    shown = wait_until(lambda: "no todo with id 99" in driver.find_element("id", "send-error").text, 5)
+    check("a refused action's error is shown inline", shown, driver.find_element("id", "send-error").text)
+
+    driver.get(f"http://127.0.0.1:{server.port}/")
+    check("GET / lists the rooms in memory with a link to their inspector",
+          driver.find_element("link text", "demo").get_attribute("href").endswith("/inspect/demo"))
+
+
 def main():
     page_directory = tempfile.mkdtemp(prefix="lockstep-page-")
     data = tempfile.mkdtemp(prefix="lockstep-browser-")
     page = serve_page(page_directory)
     page_origin = f"http://127.0.0.1:{page.server_address[1]}"
-    server = Server(free_port(), data, page_origin)
+    server = Server(free_port(), data, arguments=["--allowed-origin", page_origin])
+    todos = Server(free_port(), tempfile.mkdtemp(prefix="lockstep-inspector-"), app="todos")
     with open(f"{page_directory}/index.html", "w") as file:
         file.write(f"""<!doctype html><meta charset="utf-8"><title>lockstep.js test</title>
 <script type="module">
@@ -199,12 +308,14 @@ document.title = "ready";
         rfc6902_tests(driver)
         convergence(driver, server)
         restart(driver, server)
+        inspector(driver, todos)
     except Exception as error:  # a check that could not run is a failure, not a crash
         check("the browser tests ran to the end", False, repr(error))
     finally:
         if driver:
             driver.quit()
         server.stop()
+        todos.stop()
         page.shutdown()
     print(f"browser: {RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
