@@ -85,6 +85,7 @@ extension SyncServer {
         durability.inFlight = nil
         switch result {
         case .success:
+            marksStored(marks)
             release(written)
         case .failure(let error):
             fail(written, marks: marks, because: error)

@@ -19,7 +19,7 @@ public final class DelayRelay: Sendable {
     public init(targetPort: Int, delay: Duration) throws {
         self.targetPort = targetPort
         self.delay = delay
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw RawSocketError.failed("socket") }
         var yes: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -43,23 +43,43 @@ public final class DelayRelay: Sendable {
             while true {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { return }
-                let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                 guard (try? RawSocket.connect(server, port: self.targetPort)) != nil else {
                     Glibc.close(client)
                     Glibc.close(server)
                     continue
                 }
                 self.sockets.withLock { $0 += [client, server] }
-                self.pump(from: client, to: server)
-                self.pump(from: server, to: client)
+                let pair = Pair(client, server)
+                self.pump(from: client, to: server, pair: pair)
+                self.pump(from: server, to: client, pair: pair)
             }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32) {
+    /// Both sockets of one relayed connection, closed once both directions have ended.
+    private final class Pair: Sendable {
+        let sockets: [Int32]
+        private let open = Mutex(2)
+
+        init(_ client: Int32, _ server: Int32) {
+            sockets = [client, server]
+        }
+
+        /// One direction ended; the second closes both sockets.
+        func finish(in relay: DelayRelay) {
+            guard open.withLock({ $0 -= 1; return $0 == 0 }) else { return }
+            // Forgotten first, so cutConnections never shuts down a number reused for another file.
+            relay.sockets.withLock { list in list.removeAll { self.sockets.contains($0) } }
+            for fd in sockets { Glibc.close(fd) }
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32, pair: Pair) {
         let queue = DispatchQueue(label: "lockstep.relay")
         let delay = delay
-        Thread.detachNewThread {
+        Thread.detachNewThread { [self] in
             var chunk = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = read(source, &chunk, chunk.count)
@@ -69,6 +89,7 @@ public final class DelayRelay: Sendable {
                 queue.asyncAfter(deadline: due) {
                     if bytes.isEmpty {
                         shutdown(destination, Int32(SHUT_WR))
+                        pair.finish(in: self)
                     } else {
                         _ = try? RawSocket.write(destination, bytes)
                     }
@@ -80,11 +101,9 @@ public final class DelayRelay: Sendable {
 
     /// Cuts every connection at once, as a dropped network path would (new connections still go through).
     public func cutConnections() {
-        let open = sockets.withLock { sockets in
-            defer { sockets.removeAll() }
-            return sockets
+        sockets.withLock { open in
+            for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     /// Stops accepting and cuts every connection.
