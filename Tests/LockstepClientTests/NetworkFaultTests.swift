@@ -8,7 +8,9 @@ import Testing
 /// Exactly-once over a real network path: the server runs in its own network namespace behind a veth pair, with
 /// `tc netem` delay and loss when the kernel has netem, and the link goes down for three seconds while the server
 /// is killed and restarted; three SDK clients keep sending through their outboxes all along.
-@Suite(.timeLimit(.minutes(1)))
+///
+/// About 10 s on its own; the limit leaves room for a loaded machine running every suite at once.
+@Suite(.timeLimit(.minutes(2)))
 struct NetworkFaultTests {
     /// A `lockstep serve` inside the namespace, on a fixed port (the namespace has its own), killable with -9.
     final class NamespacedServer: Sendable {

@@ -34,8 +34,7 @@ struct OptimisticStoreTests {
 
     @Test func anActionTheServerRejectsRollsBack() async throws {
         try await withServer(app: .todos) { server in
-            // Long enough that Bob sends before Alice's patch reaches him, however loaded the machine.
-            let relay = try DelayRelay(targetPort: server.port, delay: .seconds(1))
+            let relay = try DelayRelay(targetPort: server.port, delay: .milliseconds(200))
             defer { relay.stop() }
             let alice = try SharedStore(Todos(), url: roomURL(server, "rollback"), name: "alice")
             let bob = try SharedStore(Todos(), url: "ws://127.0.0.1:\(relay.port)/rooms/rollback", name: "bob")
@@ -44,13 +43,16 @@ struct OptimisticStoreTests {
             try await bob.connect()
             #expect(try await bob.state.items.count == 1)
 
-            // Alice removes the item; Bob, 200 ms behind, toggles it: his prediction shows it done, the server
-            // (which applied Alice's remove first) rejects it, and the prediction drops it.
+            // Alice removes the item; Bob, who has not heard of it yet (his path holds the server's messages),
+            // toggles it: his prediction shows it done, the server (which applied Alice's remove first) rejects it,
+            // and the prediction drops it.
+            relay.holdReplies()
             try await alice.send(.remove(id: 1))
             let toggle = Task { try await bob.send(.toggle(id: 1)) }
             let queued = try await Self.firstUpdate(of: bob) { $0.update.change == .outbox }
             #expect(queued.update.version == 1)
             #expect(queued.state.items == [Todos.Item(id: 1, title: "milk", done: true)])
+            relay.releaseReplies()
             await #expect(throws: RoomClientError.server(code: "rejected", message: "no todo with id 1")) {
                 try await toggle.value
             }

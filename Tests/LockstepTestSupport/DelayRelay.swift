@@ -52,8 +52,8 @@ public final class DelayRelay: Sendable {
                 }
                 self.sockets.withLock { $0 += [client, server] }
                 let pair = Pair(client, server)
-                self.pump(from: client, to: server, pair: pair)
-                self.pump(from: server, to: client, pair: pair)
+                self.pump(from: client, to: server, pair: pair, toClient: false)
+                self.pump(from: server, to: client, pair: pair, toClient: true)
             }
         }
     }
@@ -76,7 +76,34 @@ public final class DelayRelay: Sendable {
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32, pair: Pair) {
+    /// While holding, what the server sends waits here, in order, with the connection it goes to.
+    private let held = Mutex<(on: Bool, chunks: [(destination: Int32, bytes: [UInt8], pair: Pair)])>((false, []))
+
+    /// Holds everything the server sends from now on (clients hear nothing, however long), until `releaseReplies`.
+    public func holdReplies() {
+        held.withLock { $0.on = true }
+    }
+
+    /// Passes on what was held, in order, and stops holding.
+    public func releaseReplies() {
+        held.withLock { held in
+            held.on = false
+            for chunk in held.chunks { deliver(chunk.bytes, to: chunk.destination, pair: chunk.pair) }
+            held.chunks.removeAll()
+        }
+    }
+
+    /// Writes one chunk (an empty one ends the direction).
+    private func deliver(_ bytes: [UInt8], to destination: Int32, pair: Pair) {
+        if bytes.isEmpty {
+            shutdown(destination, Int32(SHUT_WR))
+            pair.finish(in: self)
+        } else {
+            _ = try? RawSocket.write(destination, bytes)
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32, pair: Pair, toClient: Bool) {
         let queue = DispatchQueue(label: "lockstep.relay")
         let delay = delay
         Thread.detachNewThread { [self] in
@@ -87,11 +114,14 @@ public final class DelayRelay: Sendable {
                 let due = DispatchTime.now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000
                     + delay.components.attoseconds / 1_000_000_000))
                 queue.asyncAfter(deadline: due) {
-                    if bytes.isEmpty {
-                        shutdown(destination, Int32(SHUT_WR))
-                        pair.finish(in: self)
-                    } else {
-                        _ = try? RawSocket.write(destination, bytes)
+                    guard toClient else { return self.deliver(bytes, to: destination, pair: pair) }
+                    // Under the lock, so a release writes what it held before anything newer.
+                    self.held.withLock { held in
+                        if held.on {
+                            held.chunks.append((destination, bytes, pair))
+                        } else {
+                            self.deliver(bytes, to: destination, pair: pair)
+                        }
                     }
                 }
                 if count <= 0 { return }
