@@ -70,6 +70,9 @@ public actor RoomClient {
     /// The id of the `history` request that tells when requests the mark covered are in the mirror, after a resume.
     private var barrier: String?
     private var nextRequest = 1
+    /// Starts every request id, so the ids in patches' causes are this client's alone (its session stays private).
+    private let idPrefix = String(UInt32.random(in: .min ... .max), radix: 36) + "-"
+
     private var runTask: Task<Void, Never>?
     private var connectWaiter: CheckedContinuation<Result<Void, RoomClientError>, Never>?
     private var isClosed = false
@@ -171,7 +174,7 @@ public actor RoomClient {
     public func history(limit: Int? = nil) async throws(RoomClientError) -> [ServerMessage.HistoryRecord] {
         guard !isClosed else { throw .closed }
         guard let socket, synced else { throw .notConnected }
-        let id = "r\(nextRequest)"
+        let id = "\(idPrefix)\(nextRequest)"
         nextRequest += 1
         let frame = ClientMessage.history(id: id, limit: limit).json.serialized()
         let result = await withCheckedContinuation { continuation in
@@ -186,7 +189,7 @@ public actor RoomClient {
     private func change(_ make: (String) -> ClientMessage) async throws(RoomClientError) -> Int {
         guard !isClosed else { throw .closed }
         guard !outbox.isFull else { throw .outboxFull(limit: outbox.limit) }
-        let id = "r\(nextRequest)"
+        let id = "\(idPrefix)\(nextRequest)"
         nextRequest += 1
         let message = make(id)
         let result = await withCheckedContinuation { continuation in
@@ -380,13 +383,15 @@ public actor RoomClient {
     /// a resume, once a `history` request sent behind the missed patches comes back, so their patches are mirrored
     /// when their sends return.
     private func sessionSynced(you: String, mark: Int?, snapshot: Bool) {
+        // After a snapshot no patch of an earlier connection can arrive.
+        if snapshot { yous.removeAll() }
         yous.insert(you)
         barrier = nil
         if outbox.synced(mark: mark ?? 0, snapshot: snapshot) {
             if snapshot {
                 answerCovered()
             } else if let socket {
-                let id = "sync\(nextRequest)"
+                let id = "\(idPrefix)sync\(nextRequest)"
                 nextRequest += 1
                 barrier = id
                 socket.send(ClientMessage.history(id: id, limit: 0).json.serialized())

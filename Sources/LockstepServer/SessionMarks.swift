@@ -1,12 +1,17 @@
 import LockstepStorage
 
-/// Per room, the highest `seq` acknowledged for each client session: a request at or below it is a duplicate.
+/// Per room, the highest `seq` applied for each client session: a request at or below it is a duplicate.
+///
+/// A mark is reported (in `snapshot` and `resume`) only once it is in the log, since a reconnecting client drops
+/// the requests it covers: one applied but not yet stored is sent again and answered as a duplicate after the write.
 ///
 /// Bounded: past `limit` sessions the least recently active is forgotten, and a session idle for longer than the
 /// server's `sessionIdle` is forgotten at the next sweep. A forgotten session starts again from 0. Loop-bound.
 struct SessionMarks {
     struct Mark {
         var seq: Int
+        /// The highest `seq` the log has (equal to `seq` without a log).
+        var stored: Int
         /// When the mark last moved, in seconds since 1970 (wall clock, so it means the same after a restart).
         var time: Double
     }
@@ -15,18 +20,26 @@ struct SessionMarks {
     private var lastSweep: Double = 0
 
     init(_ stored: [StoredMark] = []) {
-        for mark in stored { marks[mark.session] = Mark(seq: mark.seq, time: mark.time) }
+        for mark in stored { marks[mark.session] = Mark(seq: mark.seq, stored: mark.seq, time: mark.time) }
     }
 
-    /// The session's mark; 0 for a session this room does not remember.
+    /// The session's mark: requests up to it were applied. 0 for a session this room does not remember.
     func seq(for session: SessionName) -> Int {
         marks[session.value]?.seq ?? 0
     }
 
-    /// Moves `session`'s mark up to `seq` (never down), then enforces the bounds.
-    mutating func advance(_ session: SessionName, to seq: Int, now: Double, idleSeconds: Double, limit: Int) {
-        let old = marks[session.value]?.seq ?? 0
-        marks[session.value] = Mark(seq: max(old, seq), time: now)
+    /// The session's mark as the log has it, for `snapshot` and `resume`.
+    func storedSeq(for session: SessionName) -> Int {
+        marks[session.value]?.stored ?? 0
+    }
+
+    /// Moves `session`'s mark up to `seq` (never down), then enforces the bounds; `stored` when there is no log.
+    mutating func advance(
+        _ session: SessionName, to seq: Int, stored: Bool, now: Double, idleSeconds: Double, limit: Int
+    ) {
+        let old = marks[session.value] ?? Mark(seq: 0, stored: 0, time: now)
+        let new = max(old.seq, seq)
+        marks[session.value] = Mark(seq: new, stored: stored ? new : old.stored, time: now)
         // A sweep costs a pass over the marks: at most once per tenth of the idle time.
         if now - lastSweep >= idleSeconds / 10 {
             lastSweep = now
@@ -35,6 +48,12 @@ struct SessionMarks {
         while marks.count > max(limit, 1), let oldest = marks.min(by: { $0.value.time < $1.value.time })?.key {
             marks[oldest] = nil
         }
+    }
+
+    /// The log now has `session`'s mark up to `seq`.
+    mutating func stored(_ session: String, upTo seq: Int) {
+        guard let mark = marks[session] else { return }
+        marks[session]?.stored = max(mark.stored, min(seq, mark.seq))
     }
 
     /// Forgets every session idle for `idleSeconds` or longer.

@@ -88,6 +88,7 @@ extension SyncServer {
         durability.inFlight = nil
         switch result {
         case .success:
+            marksStored(marks)
             release(written)
         case .failure(let error):
             fail(written, marks: marks, because: error)

@@ -37,12 +37,18 @@ extension SyncServer {
     private func advanceMark(of name: SessionName, to seq: Int, in room: Room) {
         let now = Date().timeIntervalSince1970
         room.marks.advance(
-            name, to: seq, now: now, idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
+            name, to: seq, stored: log == nil, now: now, idleSeconds: configuration.sessionIdle.seconds,
+            limit: configuration.sessionLimit)
         guard log != nil else { return }
         // A no-op action has no change row: the mark is written on its own, and the ack waits for it all the same.
         durability.marks.append(StoredMark(room: room.name, session: name.value, seq: seq, time: now))
         durability.epochs[room.name] = room.epoch
         scheduleWrite()
+    }
+
+    /// A write stored these marks: snapshots and resumes may report them now.
+    func marksStored(_ marks: [StoredMark]) {
+        for mark in marks { rooms[mark.room]?.marks.stored(mark.session, upTo: mark.seq) }
     }
 
     /// Gives a room the epoch and session marks stored for it; a stored room that has no epoch yet (a log written
@@ -66,9 +72,9 @@ extension Session {
 }
 
 extension Room {
-    /// A snapshot for `session`'s client, with its session's mark when it has one.
+    /// A snapshot for `session`'s client, with its session's stored mark when it has one.
     func snapshot(for session: Session) throws(StoreError) -> OutboundFrame {
-        try snapshot(for: session.client, seq: session.sessionName.map { marks.seq(for: $0) })
+        try snapshot(for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0) })
     }
 
     /// The `resume` message for `session` at `version`, with the room's epoch and the session's mark.
@@ -76,7 +82,7 @@ extension Room {
         guard case .object(var message) = ServerMessage.resume(room: name, you: session.client, version: version).json
         else { preconditionFailure("a resume is an object") }
         message["epoch"] = .string(epoch)
-        if let name = session.sessionName { message["seq"] = .int(marks.seq(for: name)) }
+        if let name = session.sessionName { message["seq"] = .int(marks.storedSeq(for: name)) }
         return OutboundFrame(text: JSON.object(message).serialized())
     }
 

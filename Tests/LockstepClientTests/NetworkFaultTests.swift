@@ -8,27 +8,48 @@ import Testing
 /// Exactly-once over a real network path: the server runs in its own network namespace behind a veth pair, with
 /// `tc netem` delay and loss when the kernel has netem, and the link goes down for three seconds while the server
 /// is killed and restarted; three SDK clients keep sending through their outboxes all along.
-@Suite(.timeLimit(.minutes(1)))
+///
+/// About 10 s on its own; the limit leaves room for a loaded machine running every suite at once.
+@Suite(.timeLimit(.minutes(2)))
 struct NetworkFaultTests {
     /// A `lockstep serve` inside the namespace, on a fixed port (the namespace has its own), killable with -9.
     final class NamespacedServer: Sendable {
         let child: ChildProcess
 
-        init(in namespace: NetworkNamespace, data: String) throws {
+        private init(child: ChildProcess) {
+            self.child = child
+        }
+
+        /// Starts the server and waits until it serves, on a thread of its own (the waits block); a start that
+        /// fails (the port still held by the killed server's closing connections) is tried again.
+        static func start(in namespace: NetworkNamespace, data: String) async throws -> NamespacedServer {
             let arguments = [
                 "serve", "--host", namespace.innerAddress, "--port", "8080", "--insecure", "--app", "counter",
                 "--data", data, "--rate-limit", "0",
             ]
-            child = try namespace.spawn(try builtExecutable("lockstep"), arguments)
-            var text = ""
-            var chunk = [UInt8](repeating: 0, count: 4_096)
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline, !text.contains("/rooms/ROOM"), let count = child.readChunk(into: &chunk) {
-                text += String(decoding: chunk[0..<count], as: UTF8.self)
-            }
-            guard text.contains("/rooms/ROOM") else {
-                kill9()
-                throw NetworkNamespaceError.setupFailed("the server did not start: \(text)")
+            let executable = try builtExecutable("lockstep")
+            return try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result {
+                        var output = ""
+                        for _ in 0..<20 {
+                            let child = try namespace.spawn(executable, arguments)
+                            output = ""
+                            var chunk = [UInt8](repeating: 0, count: 4_096)
+                            let deadline = Date().addingTimeInterval(10)
+                            while Date() < deadline, !output.contains("/rooms/ROOM"),
+                                let count = child.readChunk(into: &chunk, waitingAtMost: 100)
+                            {
+                                output += String(decoding: chunk[0..<count], as: UTF8.self)
+                            }
+                            if output.contains("/rooms/ROOM") { return NamespacedServer(child: child) }
+                            child.send(SIGKILL)
+                            child.waitForExit()
+                            Thread.sleep(forTimeInterval: 0.25)
+                        }
+                        throw NetworkNamespaceError.setupFailed("the server did not start: \(output)")
+                    })
+                }
             }
         }
 
@@ -49,7 +70,7 @@ struct NetworkFaultTests {
         }
         let directory = NSTemporaryDirectory() + "lockstep-fault-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let first = try NamespacedServer(in: namespace, data: directory)
+        let first = try await NamespacedServer.start(in: namespace, data: directory)
         var current = first
         defer { current.kill9() }
 
@@ -82,7 +103,7 @@ struct NetworkFaultTests {
         // While the link is down the server dies and comes back: every connection is lost, and so is whatever the
         // server applied but had not yet written.
         first.kill9()
-        current = try NamespacedServer(in: namespace, data: directory)
+        current = try await NamespacedServer.start(in: namespace, data: directory)
         try await Task.sleep(for: .seconds(3))
         namespace.setLink(up: true)
 

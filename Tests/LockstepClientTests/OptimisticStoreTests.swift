@@ -17,14 +17,12 @@ struct OptimisticStoreTests {
             let store = try SharedStore(Counter(), url: "ws://127.0.0.1:\(relay.port)/rooms/predict")
             try await store.connect()
             let sent = Task { try await store.send(.increment) }
-            try await within(5, "the action in the outbox") {
-                while await store.pendingCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            }
-            // Predicted at once, while the server's patch is still at least 200 ms away.
-            #expect(try await store.state == Counter.State(count: 1))
-            #expect(await store.isPredicted)
-            #expect(try await store.confirmedState == Counter.State(count: 0))
-            #expect(await store.version == 0)
+            // The update of the send joining the outbox: predicted at once, while the patch is 400 ms away.
+            let queued = try await Self.firstUpdate(of: store) { $0.update.change == .outbox }
+            #expect(queued.state == Counter.State(count: 1))
+            #expect(queued.isPredicted)
+            #expect(queued.confirmedState == Counter.State(count: 0))
+            #expect(queued.update.version == 0)
 
             #expect(try await sent.value == 1)
             #expect(try await store.confirmedState == Counter.State(count: 1))
@@ -45,14 +43,16 @@ struct OptimisticStoreTests {
             try await bob.connect()
             #expect(try await bob.state.items.count == 1)
 
-            // Alice removes the item; Bob, 200 ms behind, toggles it: his prediction shows it done, the server
-            // (which applied Alice's remove first) rejects it, and the prediction drops it.
+            // Alice removes the item; Bob, who has not heard of it yet (his path holds the server's messages),
+            // toggles it: his prediction shows it done, the server (which applied Alice's remove first) rejects it,
+            // and the prediction drops it.
+            relay.holdReplies()
             try await alice.send(.remove(id: 1))
             let toggle = Task { try await bob.send(.toggle(id: 1)) }
-            try await within(5, "bob's toggle in the outbox") {
-                while await bob.pendingCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            }
-            #expect(try await bob.state.items == [Todos.Item(id: 1, title: "milk", done: true)])
+            let queued = try await Self.firstUpdate(of: bob) { $0.update.change == .outbox }
+            #expect(queued.update.version == 1)
+            #expect(queued.state.items == [Todos.Item(id: 1, title: "milk", done: true)])
+            relay.releaseReplies()
             await #expect(throws: RoomClientError.server(code: "rejected", message: "no todo with id 1")) {
                 try await toggle.value
             }
@@ -60,6 +60,16 @@ struct OptimisticStoreTests {
             #expect(await bob.pendingCount == 0)
             await alice.close()
             await bob.close()
+        }
+    }
+
+    /// The first update of `store` that matches.
+    static func firstUpdate<R: Reducer>(
+        of store: SharedStore<R>, where matches: @escaping @Sendable (SharedStore<R>.TypedUpdate) -> Bool
+    ) async throws -> SharedStore<R>.TypedUpdate {
+        try await within(10, "an update") {
+            for try await update in store.updates where matches(update) { return update }
+            throw TimedOut(what: "an update (the stream ended)")
         }
     }
 

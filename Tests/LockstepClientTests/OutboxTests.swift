@@ -75,9 +75,8 @@ struct OutboxTests {
             let client = try RoomClient(url: roomURL(server, "refused"))
             try await client.connect()
             await #expect(throws: RoomClientError.self) { try await client.send(action: ["type": "nope"]) }
-            await #expect(throws: RoomClientError.server(code: "nothing_to_undo", message: "there is nothing to undo")) {
-                try await client.undo()
-            }
+            let nothing = RoomClientError.server(code: "nothing_to_undo", message: "there is nothing to undo")
+            await #expect(throws: nothing) { try await client.undo() }
             #expect(await client.pendingCount == 0)
             #expect(try await client.send(action: ["type": "increment"]) == 1)
             await client.close()

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -21,9 +22,12 @@ public final class ChildProcess: Sendable {
     public init(executable: String, arguments: [String], pipeInput: Bool = false) throws(ChildProcessError) {
         var outputPipe: [Int32] = [-1, -1]
         var inputPipe: [Int32] = [-1, -1]
+        // One spawn at a time: a child spawned by another thread between pipe() and FD_CLOEXEC would inherit this
+        // child's write end, and this child's end of output would never be seen.
+        spawnLock.lock()
+        defer { spawnLock.unlock() }
         guard pipe(&outputPipe) == 0 else { throw .spawn(errno) }
         if pipeInput, pipe(&inputPipe) != 0 { throw .spawn(errno) }
-        // The child gets the pipes as its stdin and stdout only; a concurrently spawned child none of them.
         for descriptor in outputPipe + inputPipe where descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
 
         var actions = posix_spawn_file_actions_t()
@@ -102,6 +106,13 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// One read from the child's stdout, waiting at most `milliseconds`; nil at end of file, 0 when nothing came.
+    public func readChunk(into buffer: inout [UInt8], waitingAtMost milliseconds: Int32) -> Int? {
+        var entry = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, milliseconds) > 0 else { return 0 }
+        return readChunk(into: &buffer)
+    }
+
     /// Sends `signal` to the child.
     public func send(_ signal: Int32) {
         kill(pid, signal)
@@ -134,6 +145,8 @@ public final class ChildProcess: Sendable {
         return descriptors
     }
 }
+
+private let spawnLock = NSLock()
 
 /// Why a child process could not be started.
 public enum ChildProcessError: Error {

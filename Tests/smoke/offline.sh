@@ -33,24 +33,7 @@ start_server() {
     echo "offline smoke: the server did not start"; cat "$log"; exit 1
 }
 
-passed=0
-failed=0
-wait_for() {
-    local screen=""
-    for _ in $(seq 100); do
-        screen=$(tmx capture-pane -p -t "$1" 2>/dev/null || true)
-        if grep -qE -- "$2" <<<"$screen"; then
-            echo "ok: $3"
-            passed=$((passed + 1))
-            return 0
-        fi
-        sleep 0.1
-    done
-    echo "FAILED: $3 (no /$2/ on $1's screen within 10 s):"
-    echo "$screen"
-    failed=$((failed + 1))
-    return 1
-}
+source Tests/smoke/wait_for.sh
 
 start_server 0
 url="ws://127.0.0.1:$port/rooms/offline"

@@ -33,25 +33,7 @@ url="ws://127.0.0.1:$port/rooms/smoke"
 tmx new-session -d -s alice -x 80 -y 24 "TERM=xterm-256color NO_COLOR=1 '$client_bin' '$url' --name alice"
 tmx new-session -d -s bob -x 80 -y 24 "TERM=xterm-256color NO_COLOR=1 '$client_bin' '$url' --name bob"
 
-passed=0
-failed=0
-# wait_for SESSION PATTERN DESCRIPTION: polls the pane for up to 10 s.
-wait_for() {
-    local screen=""
-    for _ in $(seq 100); do
-        screen=$(tmx capture-pane -p -t "$1" 2>/dev/null || true)
-        if grep -qE -- "$2" <<<"$screen"; then
-            echo "ok: $3"
-            passed=$((passed + 1))
-            return 0
-        fi
-        sleep 0.1
-    done
-    echo "FAILED: $3 (no /$2/ on $1's screen within 10 s):"
-    echo "$screen"
-    failed=$((failed + 1))
-    return 1
-}
+source Tests/smoke/wait_for.sh
 
 wait_for alice 'live' "alice is connected" || true
 wait_for bob 'peers: .*alice.*bob|peers: .*bob.*alice' "bob sees both peers" || true
