@@ -10,6 +10,7 @@ import LockstepJSON
 let benchmarks: @Sendable () -> Void = {
     jsonBenchmarks()
     storeBenchmarks()
+    jsonRoomBenchmarks()
 }
 
 // MARK: - Fixtures
@@ -192,6 +193,59 @@ func storeBenchmarks() {
             for _ in benchmark.scaledIterations {
                 blackHole(try! store.stateJSON().serialized())
             }
+        }
+    }
+}
+
+// MARK: - LockstepCore + LockstepApps: a `json` room
+
+/// A store kept across samples, so each sample measures one step on a store whose state is uniquely referenced.
+final class StoreBox<R: Reducer>: @unchecked Sendable {
+    var store: Store<R>
+    init(_ store: Store<R>) { self.store = store }
+}
+
+/// A `json` room holding an array of `count` small objects (`{"id":N,"done":false}`).
+func jsonRoom(count: Int) -> StoreBox<JSONDocument> {
+    let state = JSON.array((0..<count).map { .object(["id": .int($0), "done": false]) })
+    return StoreBox(Store(reducer: JSONDocument(), state: state))
+}
+
+/// Replaces the middle element, alternating its `done`, so every action is a change.
+func replaceMiddle(of count: Int, done: Bool) -> JSONDocument.Action {
+    let index = count / 2
+    let element: JSON = ["id": .int(index), "done": .bool(done)]
+    return JSONDocument.Action(ops: JSONPatch([.replace(path: JSONPointer(tokens: [String(index)]), value: element)]))
+}
+
+func jsonRoomBenchmarks() {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        maxDuration: .seconds(2),
+        maxIterations: 300
+    )
+    for count in [100, 100_000] {
+        let change = jsonRoom(count: count)
+        Benchmark("Store json one-op change, \(count) items", configuration: configuration) { benchmark in
+            let action = replaceMiddle(of: count, done: change.store.version % 2 == 0)
+            benchmark.startMeasurement()
+            let applied = try! change.store.send(action).change!
+            blackHole(applied.patch.serialized())
+        }
+        let undo = jsonRoom(count: count)
+        _ = try! undo.store.send(replaceMiddle(of: count, done: true))
+        _ = try! undo.store.undo()
+        Benchmark("Store json undo, \(count) items", configuration: configuration) { benchmark in
+            _ = try! undo.store.redo()
+            benchmark.startMeasurement()
+            blackHole(try! undo.store.undo().patch.serialized())
+        }
+        let redo = jsonRoom(count: count)
+        _ = try! redo.store.send(replaceMiddle(of: count, done: true))
+        Benchmark("Store json redo, \(count) items", configuration: configuration) { benchmark in
+            _ = try! redo.store.undo()
+            benchmark.startMeasurement()
+            blackHole(try! redo.store.redo().patch.serialized())
         }
     }
 }
