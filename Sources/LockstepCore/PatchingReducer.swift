@@ -38,7 +38,9 @@ extension PatchingReducer {
         try patch(&state, with: action).effect
     }
 
-    public func reduceRecordingPatches(into state: inout State, action: Action) throws(StoreError) -> Reduction<Action> {
+    public func reduceRecordingPatches(
+        into state: inout State, action: Action
+    ) throws(StoreError) -> Reduction<Action> {
         do {
             return try patch(&state, with: action)
         } catch {

@@ -2,7 +2,9 @@ public import LockstepJSON
 
 extension Reducer {
     /// The typed differ: runs `reduce` on a copy of the state, compares, and diffs the two states.
-    public func reduceRecordingPatches(into state: inout State, action: Action) throws(StoreError) -> Reduction<Action> {
+    public func reduceRecordingPatches(
+        into state: inout State, action: Action
+    ) throws(StoreError) -> Reduction<Action> {
         var next = state
         let effect: Effect<Action>
         do {

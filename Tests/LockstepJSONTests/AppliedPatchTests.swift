@@ -11,8 +11,8 @@ import Testing
         let directory = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Fuzz/corpus")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         return names.compactMap { name in
-            guard let data = FileManager.default.contents(atPath: directory.appending(path: name).path) else { return nil }
-            return try? JSON(parsing: [UInt8](data))
+            let data = FileManager.default.contents(atPath: directory.appending(path: name).path)
+            return data.flatMap { try? JSON(parsing: [UInt8]($0)) }
         }
     }
 
@@ -111,7 +111,9 @@ import Testing
             .copy(from: JSONPointer(tokens: ["a"]), path: JSONPointer(tokens: ["list", "3"])),
             .move(from: JSONPointer(tokens: ["list", "0"]), path: JSONPointer(tokens: ["list", "3"])),
         ])
-        #expect(document.serialized() == Array(#"{"list":[2,3,2,1],"a":2,"b":{"c":1}}"#.utf8), "an equal value keeps its spelling")
+        #expect(
+            document.serialized() == Array(#"{"list":[2,3,2,1],"a":2,"b":{"c":1}}"#.utf8),
+            "an equal value keeps its spelling")
     }
 
     @Test func aPatchThatChangesNothingRecordsNothing() throws {
