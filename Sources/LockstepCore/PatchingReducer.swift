@@ -1,5 +1,3 @@
-public import LockstepJSON
-
 /// A reducer that says what each action changed, so the store neither compares nor diffs states.
 ///
 /// The store's default finds a change by keeping the state as it was, comparing it with the state after

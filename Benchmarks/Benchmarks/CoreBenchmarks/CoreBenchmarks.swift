@@ -11,6 +11,7 @@ let benchmarks: @Sendable () -> Void = {
     jsonBenchmarks()
     storeBenchmarks()
     jsonRoomBenchmarks()
+    typedDifferBenchmarks()
 }
 
 // MARK: - Fixtures
@@ -246,6 +247,65 @@ func jsonRoomBenchmarks() {
             _ = try! redo.store.undo()
             benchmark.startMeasurement()
             blackHole(try! redo.store.redo().patch.serialized())
+        }
+    }
+}
+
+// MARK: - LockstepCore: the typed differ beside a reducer's own patches
+
+/// Runs `R`'s `reduce` but leaves finding the change to the store's typed differ, as every plain `Reducer` does:
+/// the path the counter and todos apps took before they returned their own patches.
+struct TypedDiffer<R: Reducer>: Reducer {
+    var inner: R
+    var initialState: R.State { inner.initialState }
+    func reduce(into state: inout R.State, action: R.Action) throws(Rejection) -> Effect<R.Action> {
+        try inner.reduce(into: &state, action: action)
+    }
+}
+
+func typedDifferBenchmarks() {
+    let micro = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2)
+    )
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        maxDuration: .seconds(2),
+        maxIterations: 300
+    )
+    Benchmark("Store counter action, typed differ: reduce, diff, encode patch", configuration: micro) { benchmark in
+        var store = Store(reducer: TypedDiffer(inner: Counter()))
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let change = try! store.send(.increment).change!
+            buffer.removeAll(keepingCapacity: true)
+            change.patch.serialize(into: &buffer)
+            blackHole(buffer)
+        }
+    }
+    for count in [10, 100_000] {
+        let id = count / 2 + 1
+        // Kept across samples, so a sample is one action and not the teardown of a large store.
+        let patching = StoreBox(todosStore(count: count))
+        Benchmark("Store todos one-item change, store kept, \(count) items", configuration: configuration) { _ in
+            blackHole(try! patching.store.send(.toggle(id: id)).change!.patch.serialized())
+        }
+        let start = todosStore(count: count)
+        let diffed = StoreBox(Store(reducer: TypedDiffer(inner: Todos()), state: start.state))
+        Benchmark("Store todos one-item change, store kept, typed differ, \(count) items", configuration: configuration) {
+            _ in
+            blackHole(try! diffed.store.send(.toggle(id: id)).change!.patch.serialized())
+        }
+        let undo = StoreBox(todosStore(count: count))
+        _ = try! undo.store.send(.toggle(id: id))
+        _ = try! undo.store.undo()
+        Benchmark("Store todos undo (typed state), \(count) items", configuration: configuration) { benchmark in
+            _ = try! undo.store.redo()
+            benchmark.startMeasurement()
+            blackHole(try! undo.store.undo().patch.serialized())
         }
     }
 }
