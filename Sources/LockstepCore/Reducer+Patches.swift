@@ -25,6 +25,11 @@ extension Reducer {
 
     /// Through the state's JSON: encodes the whole state, applies the patch, decodes the result.
     public func apply(_ patch: JSONPatch, to state: inout State) throws(StoreError) {
+        try applyThroughJSON(patch, to: &state)
+    }
+
+    /// The default of ``apply(_:to:)``, for reducers that apply some patches themselves and leave the rest.
+    public func applyThroughJSON(_ patch: JSONPatch, to state: inout State) throws(StoreError) {
         var document: JSON
         do {
             document = try JSON(encoding: state)
