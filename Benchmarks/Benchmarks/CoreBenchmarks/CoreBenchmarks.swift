@@ -153,6 +153,24 @@ func todosStore(count: Int) -> Store<Todos> {
     return Store(reducer: Todos(), state: Todos.State(items: items, nextId: count + 1))
 }
 
+/// Increments through the store and encodes each patch, as the server does for every action.
+func counterBenchmark<R: Reducer>(
+    _ name: String, _ reducer: R, configuration: Benchmark.Configuration
+) where R.Action == Counter.Action {
+    Benchmark(name, configuration: configuration) { benchmark in
+        var store = Store(reducer: reducer)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let change = try! store.send(.increment).change!
+            buffer.removeAll(keepingCapacity: true)
+            change.patch.serialize(into: &buffer)
+            blackHole(buffer)
+        }
+    }
+}
+
 func storeBenchmarks() {
     let micro = Benchmark.Configuration(
         metrics: [.wallClock, .throughput, .mallocCountTotal],
@@ -165,18 +183,7 @@ func storeBenchmarks() {
         maxIterations: 200
     )
 
-    Benchmark("Store counter action: reduce, diff, encode patch", configuration: micro) { benchmark in
-        var store = Store(reducer: Counter())
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(64)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            let change = try! store.send(.increment).change!
-            buffer.removeAll(keepingCapacity: true)
-            change.patch.serialize(into: &buffer)
-            blackHole(buffer)
-        }
-    }
+    counterBenchmark("Store counter action: reduce, diff, encode patch", Counter(), configuration: micro)
 
     for count in [10, 1_000, 100_000] {
         Benchmark("Store todos one-item change, \(count) items", configuration: throughput) { benchmark in
@@ -274,18 +281,9 @@ func typedDifferBenchmarks() {
         maxDuration: .seconds(2),
         maxIterations: 300
     )
-    Benchmark("Store counter action, typed differ: reduce, diff, encode patch", configuration: micro) { benchmark in
-        var store = Store(reducer: TypedDiffer(inner: Counter()))
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(64)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            let change = try! store.send(.increment).change!
-            buffer.removeAll(keepingCapacity: true)
-            change.patch.serialize(into: &buffer)
-            blackHole(buffer)
-        }
-    }
+    counterBenchmark(
+        "Store counter action, typed differ: reduce, diff, encode patch", TypedDiffer(inner: Counter()),
+        configuration: micro)
     for count in [10, 100_000] {
         let id = count / 2 + 1
         // Kept across samples, so a sample is one action and not the teardown of a large store.
