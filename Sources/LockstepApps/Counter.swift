@@ -1,9 +1,12 @@
 public import LockstepCore
+import LockstepJSON
 
 /// The `counter` app: one shared number.
 ///
-/// The smallest complete reducer; copy it to start your own.
-public struct Counter: Reducer {
+/// The smallest complete reducer; copy it to start your own. It says itself what each action
+/// changed (a ``PatchingReducer``), so the store neither compares nor diffs its state; a plain
+/// ``Reducer`` writes `reduce(into:action:)` instead and leaves that to the store.
+public struct Counter: PatchingReducer {
     public struct State: Codable, Equatable, Sendable {
         public var count: Int
 
@@ -23,18 +26,24 @@ public struct Counter: Reducer {
 
     public var initialState: State { State() }
 
-    public func reduce(into state: inout State, action: Action) throws(Rejection) -> Effect<Action> {
+    public func patch(_ state: inout State, with action: Action) throws(Rejection) -> Reduction<Action> {
+        let old = state.count
         switch action {
         case .increment: try state.add(1)
         case .decrement: try state.add(-1)
         case .add(let amount): try state.add(amount)
         case .reset: state.count = 0
         }
-        return .none
+        guard state.count != old else { return Reduction(forward: JSONPatch(), inverse: JSONPatch()) }
+        return Reduction(
+            forward: JSONPatch([.replace(path: State.countPath, value: .int(state.count))]),
+            inverse: JSONPatch([.replace(path: State.countPath, value: .int(old))]))
     }
 }
 
 extension Counter.State {
+    fileprivate static let countPath = JSONPointer(tokens: ["count"])
+
     fileprivate mutating func add(_ amount: Int) throws(Rejection) {
         let (sum, overflow) = count.addingReportingOverflow(amount)
         guard !overflow else { throw Rejection("the count would overflow") }

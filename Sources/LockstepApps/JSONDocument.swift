@@ -5,7 +5,9 @@ public import LockstepJSON
 ///
 /// Lets clients share data without writing a reducer. A patch applies atomically: if any of its
 /// operations fails (a failed `test` included) nothing changes and the sender gets `rejected`.
-public struct JSONDocument: Reducer {
+/// It applies in place and is recorded as performed, so a change costs what the patch does, not
+/// what the document holds: no copy, comparison or diff of the document.
+public struct JSONDocument: PatchingReducer {
     public typealias State = JSON
 
     /// `{"type":"patch","ops":[RFC 6902 operations]}`
@@ -45,12 +47,11 @@ public struct JSONDocument: Reducer {
 
     public var initialState: JSON { .object([:]) }
 
-    public func reduce(into state: inout JSON, action: Action) throws(Rejection) -> Effect<Action> {
+    public func patch(_ state: inout JSON, with action: Action) throws(Rejection) -> Reduction<Action> {
         do {
-            _ = try action.ops.apply(to: &state)
+            return Reduction(try action.ops.applyRecording(to: &state))
         } catch {
             throw Rejection("\(error)")
         }
-        return .none
     }
 }

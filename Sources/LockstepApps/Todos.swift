@@ -1,10 +1,11 @@
 public import LockstepCore
+import LockstepJSON
 
 /// The `todos` app: a shared to-do list.
 ///
 /// Shows the shape of a real app: a list of identified items, domain rules that reject bad
 /// actions, and ids handed out by the state itself so every client agrees on them.
-public struct Todos: Reducer {
+public struct Todos: PatchingReducer {
     public struct State: Codable, Equatable, Sendable {
         public var items: [Item]
         public var nextId: Int
@@ -39,23 +40,56 @@ public struct Todos: Reducer {
 
     public var initialState: State { State() }
 
-    public func reduce(into state: inout State, action: Action) throws(Rejection) -> Effect<Action> {
+    /// Changes the list in place and says what changed, so a long list costs no more than a short one.
+    public func patch(_ state: inout State, with action: Action) throws(Rejection) -> Reduction<Action> {
         switch action {
         case .add(let title):
             try Self.validate(title)
-            state.items.append(Item(id: state.nextId, title: title))
+            let item = Item(id: state.nextId, title: title)
+            let index = state.items.count
+            state.items.append(item)
             state.nextId += 1
+            return Reduction(
+                forward: JSONPatch([
+                    .add(path: State.item(index), value: item.json),
+                    .replace(path: State.nextIdPath, value: .int(state.nextId)),
+                ]),
+                inverse: JSONPatch([
+                    .replace(path: State.nextIdPath, value: .int(item.id)), .remove(path: State.item(index)),
+                ]))
         case .toggle(let id):
-            state.items[try state.index(of: id)].done.toggle()
+            let index = try state.index(of: id)
+            state.items[index].done.toggle()
+            let done = state.items[index].done
+            let path = State.item(index, "done")
+            return Reduction(
+                forward: JSONPatch([.replace(path: path, value: .bool(done))]),
+                inverse: JSONPatch([.replace(path: path, value: .bool(!done))]))
         case .rename(let id, let title):
             try Self.validate(title)
-            state.items[try state.index(of: id)].title = title
+            let index = try state.index(of: id)
+            let old = state.items[index].title
+            guard old != title else { return Reduction(forward: JSONPatch(), inverse: JSONPatch()) }
+            state.items[index].title = title
+            let path = State.item(index, "title")
+            return Reduction(
+                forward: JSONPatch([.replace(path: path, value: .string(title))]),
+                inverse: JSONPatch([.replace(path: path, value: .string(old))]))
         case .remove(let id):
-            state.items.remove(at: try state.index(of: id))
+            let index = try state.index(of: id)
+            let removed = state.items.remove(at: index)
+            return Reduction(
+                forward: JSONPatch([.remove(path: State.item(index))]),
+                inverse: JSONPatch([.add(path: State.item(index), value: removed.json)]))
         case .clearCompleted:
+            // Last first, so every index still names the item it did when the patch was made.
+            let indices = state.items.indices.filter { state.items[$0].done }.reversed()
+            let removed = indices.map { state.items[$0] }
             state.items.removeAll(where: \.done)
+            return Reduction(
+                forward: JSONPatch(indices.map { .remove(path: State.item($0)) }),
+                inverse: JSONPatch(zip(indices, removed).reversed().map { .add(path: State.item($0), value: $1.json) }))
         }
-        return .none
     }
 
     private static func validate(_ title: String) throws(Rejection) {
@@ -64,10 +98,22 @@ public struct Todos: Reducer {
 }
 
 extension Todos.State {
+    fileprivate static let nextIdPath = JSONPointer(tokens: ["nextId"])
+
+    /// `/items/index`, then `tokens`.
+    fileprivate static func item(_ index: Int, _ tokens: String...) -> JSONPointer {
+        JSONPointer(tokens: ["items", String(index)] + tokens)
+    }
+
     fileprivate func index(of id: Int) throws(Rejection) -> Int {
         guard let index = items.firstIndex(where: { $0.id == id }) else { throw Rejection("no todo with id \(id)") }
         return index
     }
+}
+
+extension Todos.Item {
+    /// The item as its `Codable` conformance encodes it, built directly: encoding cannot fail here.
+    var json: JSON { ["id": .int(id), "title": .string(title), "done": .bool(done)] }
 }
 
 extension Todos.Action {

@@ -1,4 +1,4 @@
-import LockstepJSON
+public import LockstepJSON
 
 /// The only way a room's state changes: a pure function from (state, action) to the next state.
 ///
@@ -20,6 +20,10 @@ import LockstepJSON
 ///
 /// `State` must encode the same JSON whenever it is `==`, and decode back to an equal value:
 /// the server diffs states through their encoding and rebuilds them from patches on undo.
+///
+/// The store finds what an action changed by comparing and diffing the states before and after (the
+/// typed differ, cheap for small states). A reducer that knows what it changed adopts
+/// ``PatchingReducer`` instead and returns the patches itself; see docs/performance.md for the costs.
 public protocol Reducer<State, Action>: Sendable {
     /// What a room holds; encoded as the JSON clients see.
     associatedtype State: Codable & Equatable & Sendable
@@ -34,4 +38,16 @@ public protocol Reducer<State, Action>: Sendable {
     /// Throw a ``Rejection`` to refuse the action under a domain rule: the state is then left as
     /// it was (whatever `reduce` did to it), and the sender gets the `rejected` error.
     func reduce(into state: inout State, action: Action) throws(Rejection) -> Effect<Action>
+
+    /// Applies `action` to `state` and returns the change as patches; the store calls it for every action.
+    ///
+    /// The default (the typed differ) runs ``reduce(into:action:)`` on a copy of the state, then compares
+    /// and diffs the two. Adopt ``PatchingReducer`` rather than implementing this yourself.
+    func reduceRecordingPatches(into state: inout State, action: Action) throws(StoreError) -> Reduction<Action>
+
+    /// Applies a stored patch to `state`: what undo and redo do.
+    ///
+    /// The default encodes the whole state, applies the patch to the JSON and decodes the result; when
+    /// `State` is ``JSON`` it applies the patch in place, at the cost of the patch alone.
+    func apply(_ patch: JSONPatch, to state: inout State) throws(StoreError)
 }

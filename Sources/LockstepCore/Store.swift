@@ -27,28 +27,18 @@ public struct Store<R: Reducer>: Sendable {
     }
 
     /// Runs `action` through the reducer; a change empties the redo side, a no-op leaves it.
+    ///
+    /// The reducer says what changed (``Reducer/reduceRecordingPatches(into:action:)``): a ``PatchingReducer``
+    /// changes the state in place and returns its own patches, any other reducer goes through the typed differ.
     public mutating func send(_ action: R.Action) throws(StoreError) -> Result {
-        var next = state
-        let effect: Effect<R.Action>
-        do {
-            effect = try reducer.reduce(into: &next, action: action)
-        } catch {
-            throw .rejected(error.message)
-        }
-        guard next != state else { return Result(change: nil, effect: effect) }
-
-        var differ = StateDiffer()
-        do {
-            try differ.diffChanged(state, next, at: .root)
-        } catch {
-            throw .brokenState("\(error)")
-        }
+        let reducer = self.reducer
+        let reduction = try reducer.reduceRecordingPatches(into: &state, action: action)
+        guard !reduction.forward.isEmpty else { return Result(change: nil, effect: reduction.effect) }
         version += 1
-        let forward = JSONPatch(differ.forward)
-        let inverse = JSONPatch(differ.inverse)
-        history.record(HistoryEntry(version: version, forward: forward, inverse: inverse))
-        state = next
-        return Result(change: Change(version: version, patch: forward, inverse: inverse, kind: .action), effect: effect)
+        history.record(HistoryEntry(version: version, forward: reduction.forward, inverse: reduction.inverse))
+        return Result(
+            change: Change(version: version, patch: reduction.forward, inverse: reduction.inverse, kind: .action),
+            effect: reduction.effect)
     }
 
     /// Reverts the most recent change not yet undone, as a new version.
@@ -88,13 +78,9 @@ public struct Store<R: Reducer>: Sendable {
         }
     }
 
-    private mutating func apply(_ patch: JSONPatch) throws(StoreError) {
-        var document = try stateJSON()
-        do {
-            _ = try patch.apply(to: &document)
-            state = try document.decode(R.State.self)
-        } catch {
-            throw .brokenState("a stored patch no longer applies: \(error)")
-        }
+    /// Applies a stored patch to the state, through ``Reducer/apply(_:to:)``: in place when the state is JSON.
+    mutating func apply(_ patch: JSONPatch) throws(StoreError) {
+        let reducer = self.reducer
+        try reducer.apply(patch, to: &state)
     }
 }

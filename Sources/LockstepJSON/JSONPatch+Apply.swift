@@ -9,18 +9,28 @@ extension JSONPatch {
     /// uniquely referenced, and nothing is copied up front.
     @discardableResult
     public func apply(to document: inout JSON) throws(JSONPatchError) -> JSONPatch {
+        try applyRecording(to: &document).inverse
+    }
+
+    /// Applies the patch in place like `apply(to:)` and returns what it did, spelled one way, with its inverse.
+    ///
+    /// A server that broadcasts the forward patch and keeps the inverse for undo needs neither a copy of the
+    /// document nor a diff: both come from the operations as they are performed.
+    public func applyRecording(to document: inout JSON) throws(JSONPatchError) -> AppliedPatch {
         var undo: [PatchEngine.UndoStep] = []
         undo.reserveCapacity(operations.count)
+        var forward: [PatchOperation] = []
+        forward.reserveCapacity(operations.count)
         for (index, operation) in operations.enumerated() {
             do {
-                try PatchEngine.perform(operation, on: &document, undo: &undo)
+                if let done = try PatchEngine.perform(operation, on: &document, undo: &undo) { forward.append(done) }
             } catch {
                 PatchEngine.rollBack(undo, on: &document)
                 throw JSONPatchError(
                     operationIndex: index, operationName: operation.name, path: operation.path, reason: error)
             }
         }
-        return JSONPatch(undo.reversed().map(\.operation))
+        return AppliedPatch(forward: JSONPatch(forward), inverse: JSONPatch(undo.reversed().map(\.operation)))
     }
 
     /// The patched copy of `document`; `document` itself is untouched.
@@ -42,38 +52,79 @@ enum PatchEngine {
         var memberPosition: Int? = nil
     }
 
+    /// Performs one operation, appending the steps that undo it, and returns it as performed: `-` replaced by the
+    /// index it stood for, an `add` over an existing member spelled `replace`, and nil when it changed nothing
+    /// (`test`, a `move` onto itself, a value replaced by an equal one, which is then put back as it was).
+    @discardableResult
     static func perform(
         _ operation: PatchOperation, on document: inout JSON, undo: inout [UndoStep], memberPosition: Int? = nil
-    ) throws(Reason) {
+    ) throws(Reason) -> PatchOperation? {
         switch operation {
         case .add(let path, let value):
-            undo.append(try add(value, at: path, on: &document, memberPosition: memberPosition))
+            let step = try add(value, at: path, on: &document, memberPosition: memberPosition)
+            return record(step, for: value, on: &document, undo: &undo)
         case .remove(let path):
             let (_, step) = try remove(at: path, on: &document)
             undo.append(step)
+            return operation
         case .replace(let path, let value):
-            undo.append(try replace(at: path, with: value, on: &document))
+            let step = try replace(at: path, with: value, on: &document)
+            return record(step, for: value, on: &document, undo: &undo)
         case .move(let from, let path):
             if from == path {
                 _ = try value(at: from, in: document)
-                return
+                return nil
             }
             guard !path.isStrictDescendant(of: from) else { throw .moveIntoOwnChild(from: from, path: path) }
             let (value, removal) = try remove(at: from, on: &document)
             undo.append(removal)
             let addition = try add(value, at: path, on: &document, memberPosition: memberPosition)
-            if case .remove(let landed) = addition.operation {
+            guard case .remove(let landed) = addition.operation else {
+                undo.append(addition)
+                return .move(from: from, path: path)
+            }
+            // Moving back is one step unless the value landed on an ancestor of where it came from (an array
+            // element moved up into its own array): then `from` now lies inside the moved value.
+            if from.isStrictDescendant(of: landed) {
+                undo.append(addition)
+            } else {
                 undo[undo.count - 1] = UndoStep(
                     operation: .move(from: landed, path: from), memberPosition: removal.memberPosition)
-            } else {
-                undo.append(addition)
             }
+            return .move(from: from, path: landed)
         case .copy(let from, let path):
             let value = try value(at: from, in: document)
-            undo.append(try add(value, at: path, on: &document, memberPosition: nil))
+            let step = try add(value, at: path, on: &document, memberPosition: nil)
+            guard record(step, for: value, on: &document, undo: &undo) != nil else { return nil }
+            if case .remove(let landed) = step.operation { return .copy(from: from, path: landed) }
+            return .copy(from: from, path: path)
         case .test(let path, let expected):
             let actual = try value(at: path, in: document)
             guard actual == expected else { throw .testFailed(expected: expected, actual: actual) }
+            return nil
+        }
+    }
+
+    /// Keeps the undo step of a value just written and names the operation as performed, or, when the value
+    /// replaced an equal one, puts the old one back (its spelling, `1` against `1.0`, and member order) and
+    /// returns nil.
+    private static func record(
+        _ step: UndoStep, for value: JSON, on document: inout JSON, undo: inout [UndoStep]
+    ) -> PatchOperation? {
+        switch step.operation {
+        case .remove(let landed):
+            undo.append(step)
+            return .add(path: landed, value: value)
+        case .replace(let path, let old) where old == value:
+            do {
+                _ = try replace(at: path, with: old, on: &document)
+            } catch {
+                preconditionFailure("JSON Patch could not put back \(path): \(error)")
+            }
+            return nil
+        default:
+            undo.append(step)
+            return .replace(path: step.operation.path, value: value)
         }
     }
 

@@ -39,11 +39,15 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) rethrows -> Change? {
-        var expected = store.state
+        let before = store.state
+        var expected = before
         try update(&expected)
         do {
             let result = try store.send(action)
             queueSentActions(of: result.effect)
+            if let change = result.change {
+                expectPatches(of: change, from: before, fileID: fileID, filePath: filePath, line: line, column: column)
+            }
             expectEqual(
                 store.state, expected, "state after \(action)",
                 fileID: fileID, filePath: filePath, line: line, column: column
@@ -162,6 +166,29 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     private func queueSentActions(of effect: Effect<R.Action>) {
         for case .send(let action) in effect.operations {
             pendingActions.append(action)
+        }
+    }
+
+    /// Fails unless the change's patches turn the old state's JSON into the new one and back, as clients and
+    /// undo rely on; a ``PatchingReducer`` writes its patches itself.
+    private func expectPatches(
+        of change: Change, from before: R.State,
+        fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
+    ) {
+        do {
+            let old = try JSON(encoding: before)
+            let new = try JSON(encoding: store.state)
+            if try change.patch.applied(to: old) != new {
+                fail("the patch \(change.patch) does not turn \(old) into \(new)",
+                    fileID: fileID, filePath: filePath, line: line, column: column)
+            }
+            if try change.inverse.applied(to: new) != old {
+                fail("the inverse \(change.inverse) does not turn \(new) back into \(old)",
+                    fileID: fileID, filePath: filePath, line: line, column: column)
+            }
+        } catch {
+            fail("the patches of version \(change.version) do not apply: \(error)",
+                fileID: fileID, filePath: filePath, line: line, column: column)
         }
     }
 

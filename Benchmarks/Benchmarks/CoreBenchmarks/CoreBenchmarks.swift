@@ -10,6 +10,8 @@ import LockstepJSON
 let benchmarks: @Sendable () -> Void = {
     jsonBenchmarks()
     storeBenchmarks()
+    jsonRoomBenchmarks()
+    typedDifferBenchmarks()
 }
 
 // MARK: - Fixtures
@@ -151,6 +153,24 @@ func todosStore(count: Int) -> Store<Todos> {
     return Store(reducer: Todos(), state: Todos.State(items: items, nextId: count + 1))
 }
 
+/// Increments through the store and encodes each patch, as the server does for every action.
+func counterBenchmark<R: Reducer>(
+    _ name: String, _ reducer: R, configuration: Benchmark.Configuration
+) where R.Action == Counter.Action {
+    Benchmark(name, configuration: configuration) { benchmark in
+        var store = Store(reducer: reducer)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let change = try! store.send(.increment).change!
+            buffer.removeAll(keepingCapacity: true)
+            change.patch.serialize(into: &buffer)
+            blackHole(buffer)
+        }
+    }
+}
+
 func storeBenchmarks() {
     let micro = Benchmark.Configuration(
         metrics: [.wallClock, .throughput, .mallocCountTotal],
@@ -163,18 +183,7 @@ func storeBenchmarks() {
         maxIterations: 200
     )
 
-    Benchmark("Store counter action: reduce, diff, encode patch", configuration: micro) { benchmark in
-        var store = Store(reducer: Counter())
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(64)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            let change = try! store.send(.increment).change!
-            buffer.removeAll(keepingCapacity: true)
-            change.patch.serialize(into: &buffer)
-            blackHole(buffer)
-        }
-    }
+    counterBenchmark("Store counter action: reduce, diff, encode patch", Counter(), configuration: micro)
 
     for count in [10, 1_000, 100_000] {
         Benchmark("Store todos one-item change, \(count) items", configuration: throughput) { benchmark in
@@ -192,6 +201,109 @@ func storeBenchmarks() {
             for _ in benchmark.scaledIterations {
                 blackHole(try! store.stateJSON().serialized())
             }
+        }
+    }
+}
+
+// MARK: - LockstepCore + LockstepApps: a `json` room
+
+/// A store kept across samples, so each sample measures one step on a store whose state is uniquely referenced.
+final class StoreBox<R: Reducer>: @unchecked Sendable {
+    var store: Store<R>
+    init(_ store: Store<R>) { self.store = store }
+}
+
+/// A `json` room holding an array of `count` small objects (`{"id":N,"done":false}`).
+func jsonRoom(count: Int) -> StoreBox<JSONDocument> {
+    let state = JSON.array((0..<count).map { .object(["id": .int($0), "done": false]) })
+    return StoreBox(Store(reducer: JSONDocument(), state: state))
+}
+
+/// Replaces the middle element, alternating its `done`, so every action is a change.
+func replaceMiddle(of count: Int, done: Bool) -> JSONDocument.Action {
+    let index = count / 2
+    let element: JSON = ["id": .int(index), "done": .bool(done)]
+    return JSONDocument.Action(ops: JSONPatch([.replace(path: JSONPointer(tokens: [String(index)]), value: element)]))
+}
+
+func jsonRoomBenchmarks() {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        maxDuration: .seconds(2),
+        maxIterations: 300
+    )
+    for count in [100, 100_000] {
+        let change = jsonRoom(count: count)
+        Benchmark("Store json one-op change, \(count) items", configuration: configuration) { benchmark in
+            let action = replaceMiddle(of: count, done: change.store.version % 2 == 0)
+            benchmark.startMeasurement()
+            let applied = try! change.store.send(action).change!
+            blackHole(applied.patch.serialized())
+        }
+        let undo = jsonRoom(count: count)
+        _ = try! undo.store.send(replaceMiddle(of: count, done: true))
+        _ = try! undo.store.undo()
+        Benchmark("Store json undo, \(count) items", configuration: configuration) { benchmark in
+            _ = try! undo.store.redo()
+            benchmark.startMeasurement()
+            blackHole(try! undo.store.undo().patch.serialized())
+        }
+        let redo = jsonRoom(count: count)
+        _ = try! redo.store.send(replaceMiddle(of: count, done: true))
+        Benchmark("Store json redo, \(count) items", configuration: configuration) { benchmark in
+            _ = try! redo.store.undo()
+            benchmark.startMeasurement()
+            blackHole(try! redo.store.redo().patch.serialized())
+        }
+    }
+}
+
+// MARK: - LockstepCore: the typed differ beside a reducer's own patches
+
+/// Runs `R`'s `reduce` but leaves finding the change to the store's typed differ, as every plain `Reducer` does:
+/// the path the counter and todos apps took before they returned their own patches.
+struct TypedDiffer<R: Reducer>: Reducer {
+    var inner: R
+    var initialState: R.State { inner.initialState }
+    func reduce(into state: inout R.State, action: R.Action) throws(Rejection) -> Effect<R.Action> {
+        try inner.reduce(into: &state, action: action)
+    }
+}
+
+func typedDifferBenchmarks() {
+    let micro = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2)
+    )
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        maxDuration: .seconds(2),
+        maxIterations: 300
+    )
+    counterBenchmark(
+        "Store counter action, typed differ: reduce, diff, encode patch", TypedDiffer(inner: Counter()),
+        configuration: micro)
+    for count in [10, 100_000] {
+        let id = count / 2 + 1
+        // Kept across samples, so a sample is one action and not the teardown of a large store.
+        let patching = StoreBox(todosStore(count: count))
+        Benchmark("Store todos one-item change, store kept, \(count) items", configuration: configuration) { _ in
+            blackHole(try! patching.store.send(.toggle(id: id)).change!.patch.serialized())
+        }
+        let start = todosStore(count: count)
+        let diffed = StoreBox(Store(reducer: TypedDiffer(inner: Todos()), state: start.state))
+        Benchmark("Store todos one-item change, store kept, typed differ, \(count) items", configuration: configuration) {
+            _ in
+            blackHole(try! diffed.store.send(.toggle(id: id)).change!.patch.serialized())
+        }
+        let undo = StoreBox(todosStore(count: count))
+        _ = try! undo.store.send(.toggle(id: id))
+        _ = try! undo.store.undo()
+        Benchmark("Store todos undo (typed state), \(count) items", configuration: configuration) { benchmark in
+            _ = try! undo.store.redo()
+            benchmark.startMeasurement()
+            blackHole(try! undo.store.undo().patch.serialized())
         }
     }
 }

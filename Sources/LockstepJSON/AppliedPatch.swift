@@ -1,0 +1,16 @@
+/// A patch as it was applied to one document: what it did, spelled one way, and how to undo that.
+///
+/// `forward` turns the document as it was into the document as it is, `inverse` turns it back; both are what a
+/// server broadcasts and keeps for undo. Operations that changed nothing (`test`, a `move` onto itself, a value
+/// replaced by an equal one) are left out of both, so a patch that changes nothing gives two empty patches.
+public struct AppliedPatch: Sendable, Hashable {
+    /// The operations as performed: array indices instead of `-`, `replace` for an `add` over an existing member.
+    public var forward: JSONPatch
+    /// The operations that undo `forward`, in the order to apply them.
+    public var inverse: JSONPatch
+
+    public init(forward: JSONPatch, inverse: JSONPatch) {
+        self.forward = forward
+        self.inverse = inverse
+    }
+}
