@@ -53,28 +53,38 @@ extension SyncServer {
         }
         guard version + 1 < held else { return state }
 
-        // Older than memory holds: the log's inverses, which reach back as far as it keeps changes.
-        let missing = held - 1 - version
-        let stored: [StoredChange]
-        do {
-            stored = try log?.changes(room: room.name, after: version, through: held - 1, limit: missing) ?? []
-        } catch {
-            throw .broken("\(error)")
-        }
-        guard stored.count == missing, stored.first?.version == version + 1 else {
+        // Older than memory holds: the log's inverses, newest page first, as far back as it keeps changes.
+        guard let log, let stored = try? log.oldestChange(room: room.name), stored <= version + 1 else {
             throw .unknownVersion(version, oldest: oldestVersion(of: room))
         }
-        for change in stored.reversed() {
-            let inverse: JSONPatch
+        var top = held - 1
+        while top > version {
+            let bottom = max(version, top - Self.rebuildPage)
+            let page: [StoredChange]
             do {
-                inverse = try JSONPatch(json: JSON(parsing: change.inverse))
+                page = try log.changes(room: room.name, after: bottom, through: top, limit: top - bottom)
             } catch {
-                throw .broken("the log's inverse of version \(change.version) is damaged: \(error)")
+                throw .broken("\(error)")
             }
-            try Self.apply(inverse, to: &state, version: change.version)
+            guard page.count == top - bottom, page.first?.version == bottom + 1 else {
+                throw .unknownVersion(version, oldest: oldestVersion(of: room))
+            }
+            for change in page.reversed() {
+                let inverse: JSONPatch
+                do {
+                    inverse = try JSONPatch(json: JSON(parsing: change.inverse))
+                } catch {
+                    throw .broken("the log's inverse of version \(change.version) is damaged: \(error)")
+                }
+                try Self.apply(inverse, to: &state, version: change.version)
+            }
+            top = bottom
         }
         return state
     }
+
+    /// Changes read from the log at once while rebuilding, so a long way back never holds the whole log in memory.
+    private static let rebuildPage = 1_000
 
     private static func apply(_ inverse: JSONPatch, to state: inout JSON, version: Int) throws(TimeTravelError) {
         do {
