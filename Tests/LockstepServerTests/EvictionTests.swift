@@ -49,6 +49,31 @@ import LockstepTestSupport
         }
     }
 
+    @Test func aRevertReachesBackAcrossAnEviction() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.roomIdle = .milliseconds(200) }) {
+            server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            for index in 1...4 {
+                client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")]))
+            }
+            _ = try await client.next { $0 == .ack(id: "a4", version: 4) }
+            let atTwo = try #require(try HTTPGet(port: server.port, path: "/rooms/test?version=2").json)
+            client.close()
+            try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+
+            let back = try await TestClient.connect(server, using: sharedTransport)
+            back.send(.revert(id: "t", to: 2))
+            _ = try await back.next { $0 == .ack(id: "t", version: 5) }
+            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["state"] == atTwo["state"])
+            back.send(.undo(id: "u"))
+            _ = try await back.next { $0 == .ack(id: "u", version: 6) }
+            #expect(try HTTPGet(port: server.port, path: "/rooms/test").json?["state"]?["items"]?.arrayValue?.count == 4)
+        }
+    }
+
     @Test func aRoomInUseOrWithAWriteInFlightStays() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
