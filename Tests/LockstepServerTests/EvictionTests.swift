@@ -70,7 +70,8 @@ import LockstepTestSupport
             #expect(room["state"] == atTwo["state"])
             back.send(.undo(id: "u"))
             _ = try await back.next { $0 == .ack(id: "u", version: 6) }
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test").json?["state"]?["items"]?.arrayValue?.count == 4)
+            let undone = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(undone["state"]?["items"]?.arrayValue?.count == 4)
         }
     }
 
