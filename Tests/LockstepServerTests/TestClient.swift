@@ -46,29 +46,30 @@ final class TestClient: Sendable {
     func next(
         timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> ServerMessage {
-        guard let message = await inbox.next(timeout: timeout) else {
-            Issue.record("no message within \(timeout)", sourceLocation: sourceLocation)
-            throw TestClientError.timedOut
-        }
-        guard case .text(let bytes) = message else { throw TestClientError.notText }
-        await inbox.keep(bytes)
-        let decoded = try ServerMessage(json: JSON(parsing: bytes))
-        await inbox.mirror(decoded)
-        return decoded
+        try await nextMessage(timeout: timeout, sourceLocation: sourceLocation).message
     }
 
     /// The next message as JSON, for fields ``ServerMessage`` does not keep (`epoch`, `seq`, `duplicate`).
     func nextJSON(
         timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> JSON {
+        try await nextMessage(timeout: timeout, sourceLocation: sourceLocation).json
+    }
+
+    /// The next text frame, kept, applied to the mirror, and decoded both ways.
+    private func nextMessage(
+        timeout: Duration, sourceLocation: SourceLocation
+    ) async throws -> (json: JSON, message: ServerMessage) {
         guard let message = await inbox.next(timeout: timeout) else {
             Issue.record("no message within \(timeout)", sourceLocation: sourceLocation)
             throw TestClientError.timedOut
         }
         guard case .text(let bytes) = message else { throw TestClientError.notText }
+        await inbox.keep(bytes)
         let json = try JSON(parsing: bytes)
-        await inbox.mirror(try ServerMessage(json: json))
-        return json
+        let decoded = try ServerMessage(json: json)
+        await inbox.mirror(decoded)
+        return (json, decoded)
     }
 
     /// Reads until a message of `type` arrives, as JSON.
