@@ -2,7 +2,10 @@
 ///
 /// `forward` turns the document as it was into the document as it is, `inverse` turns it back; both are what a
 /// server broadcasts and keeps for undo. Operations that changed nothing (`test`, a `move` onto itself, a value
-/// replaced by an equal one) are left out of both, so a patch that changes nothing gives two empty patches.
+/// replaced by an equal one) are left out of both, and a patch whose operations cancel out is undone and gives
+/// two empty patches. To see that, a patch whose operations write overlapping places (one inside another, or
+/// two in one array when one inserts or removes) compares the smallest subtree holding them before and after,
+/// and so copies the containers it changes within that subtree once.
 public struct AppliedPatch: Sendable, Hashable {
     /// The operations as performed: array indices instead of `-`, `replace` for an `add` over an existing member.
     public var forward: JSONPatch

@@ -9,7 +9,7 @@ extension JSONPatch {
     /// uniquely referenced, and nothing is copied up front.
     @discardableResult
     public func apply(to document: inout JSON) throws(JSONPatchError) -> JSONPatch {
-        try applyRecording(to: &document).inverse
+        try applyRecording(to: &document, cancellingOut: false).inverse
     }
 
     /// Applies the patch in place like `apply(to:)` and returns what it did, spelled one way, with its inverse.
@@ -17,10 +17,21 @@ extension JSONPatch {
     /// A server that broadcasts the forward patch and keeps the inverse for undo needs neither a copy of the
     /// document nor a diff: both come from the operations as they are performed.
     public func applyRecording(to document: inout JSON) throws(JSONPatchError) -> AppliedPatch {
+        try applyRecording(to: &document, cancellingOut: true)
+    }
+
+    /// `cancellingOut`: whether to look for operations that cancel each other out (see ``AppliedPatch``).
+    private func applyRecording(
+        to document: inout JSON, cancellingOut: Bool
+    ) throws(JSONPatchError) -> AppliedPatch {
         var undo: [PatchEngine.UndoStep] = []
         undo.reserveCapacity(operations.count)
         var forward: [PatchOperation] = []
         forward.reserveCapacity(operations.count)
+        // Operations may cancel out (an `add` then a `remove` of the same member): keep the smallest subtree
+        // they all change, to compare at the end. A single operation that changed nothing is already left out.
+        let scope = cancellingOut ? changedScope : nil
+        let before = scope.flatMap { try? PatchEngine.value(at: $0, in: document) }
         for (index, operation) in operations.enumerated() {
             do {
                 if let done = try PatchEngine.perform(operation, on: &document, undo: &undo) { forward.append(done) }
@@ -30,7 +41,48 @@ extension JSONPatch {
                     operationIndex: index, operationName: operation.name, path: operation.path, reason: error)
             }
         }
+        if !forward.isEmpty, let scope, let before, (try? PatchEngine.value(at: scope, in: document)) == before {
+            PatchEngine.rollBack(undo, on: &document)
+            return AppliedPatch(forward: JSONPatch(), inverse: JSONPatch())
+        }
         return AppliedPatch(forward: JSONPatch(forward), inverse: JSONPatch(undo.reversed().map(\.operation)))
+    }
+
+    /// Where operations of this patch might cancel each other out: the deepest location holding every place
+    /// they write, or nil when they cannot (fewer than two write, or no two touch overlapping places).
+    ///
+    /// Two writes can cancel when one place contains the other, or when both are in one array and one of them
+    /// inserts or removes (shifting the other's index; a move within one array too). Writes elsewhere each
+    /// leave their own change.
+    private var changedScope: JSONPointer? {
+        if operations.count == 1, case .move = operations[0] {} else if operations.count < 2 { return nil }
+        var writes: [(pointer: JSONPointer, operation: Int, shifts: Bool)] = []
+        for (index, operation) in operations.enumerated() {
+            switch operation {
+            case .test: break
+            case .replace(let path, _): writes.append((path, index, false))
+            case .move(let from, let path): writes += [(from, index, true), (path, index, true)]
+            default: writes.append((operation.path, index, true))
+            }
+        }
+        let overlapping = writes.indices.contains { first in
+            ((first + 1)..<writes.count).contains { second in
+                let (a, b) = (writes[first].pointer, writes[second].pointer)
+                // A move's own two places overlap only by sharing an array: it can swap equal elements.
+                guard writes[first].operation != writes[second].operation || a.tokens.count == b.tokens.count else {
+                    return false
+                }
+                if a == b || a.isStrictDescendant(of: b) || b.isStrictDescendant(of: a) { return true }
+                return (writes[first].shifts || writes[second].shifts) && a.tokens.count == b.tokens.count
+                    && a.tokens.dropLast() == b.tokens.dropLast()
+            }
+        }
+        guard overlapping else { return nil }
+        var common = Array(writes[0].pointer.tokens.dropLast())
+        for write in writes.dropFirst() {
+            common = Array(zip(common, write.pointer.tokens.dropLast()).prefix { $0 == $1 }.map(\.0))
+        }
+        return JSONPointer(tokens: common)
     }
 
     /// The patched copy of `document`; `document` itself is untouched.
@@ -85,6 +137,10 @@ enum PatchEngine {
             }
             // Moving back is one step unless the value landed on an ancestor of where it came from (an array
             // element moved up into its own array): then `from` now lies inside the moved value.
+            if landed == from {
+                undo.removeLast()
+                return nil
+            }
             if from.isStrictDescendant(of: landed) {
                 undo.append(addition)
             } else {

@@ -38,6 +38,10 @@ import Testing
         #expect(try diffed.applied(to: original) == expected, comment)
         #expect(!applied.forward.operations.contains { $0.name == "test" }, comment)
         #expect(!applied.forward.operations.contains { $0.path.tokens.last == "-" }, comment)
+        if expected == original {
+            #expect(applied.forward.isEmpty, "a patch that changes nothing records nothing; \(comment)")
+            #expect(document.serialized() == original.serialized(), comment)
+        }
 
         var undone = document
         let redo = try? applied.inverse.apply(to: &undone)
@@ -117,14 +121,27 @@ import Testing
     }
 
     @Test func aPatchThatChangesNothingRecordsNothing() throws {
-        var document: JSON = ["a": 1, "b": [true]]
-        let applied = try JSONPatch([
-            .test(path: JSONPointer(tokens: ["a"]), value: 1.0),
-            .replace(path: JSONPointer(tokens: ["a"]), value: 1),
-            .add(path: JSONPointer(tokens: ["b"]), value: [true]),
-        ]).applyRecording(to: &document)
-        #expect(applied.forward.isEmpty)
-        #expect(applied.inverse.isEmpty)
+        let original: JSON = ["a": 1, "b": [true], "c": ["d": [1, 1]]]
+        let patches: [[PatchOperation]] = [
+            [
+                .test(path: JSONPointer(tokens: ["a"]), value: 1.0),
+                .replace(path: JSONPointer(tokens: ["a"]), value: 1),
+                .add(path: JSONPointer(tokens: ["b"]), value: [true]),
+            ],
+            [.add(path: JSONPointer(tokens: ["x"]), value: 1), .remove(path: JSONPointer(tokens: ["x"]))],
+            [.remove(path: JSONPointer(tokens: ["a"])), .add(path: JSONPointer(tokens: ["a"]), value: 1)],
+            [
+                .add(path: JSONPointer(tokens: ["c", "d", "0"]), value: 1),
+                .remove(path: JSONPointer(tokens: ["c", "d", "2"])),
+            ],
+        ]
+        for operations in patches {
+            var document = original
+            let applied = try JSONPatch(operations).applyRecording(to: &document)
+            #expect(applied.forward.isEmpty, "\(operations)")
+            #expect(applied.inverse.isEmpty)
+            #expect(document.serialized() == original.serialized(), "member order and spelling are kept")
+        }
     }
 }
 

@@ -293,8 +293,8 @@ func typedDifferBenchmarks() {
         }
         let start = todosStore(count: count)
         let diffed = StoreBox(Store(reducer: TypedDiffer(inner: Todos()), state: start.state))
-        Benchmark("Store todos one-item change, store kept, typed differ, \(count) items", configuration: configuration) {
-            _ in
+        let name = "Store todos one-item change, store kept, typed differ, \(count) items"
+        Benchmark(name, configuration: configuration) { _ in
             blackHole(try! diffed.store.send(.toggle(id: id)).change!.patch.serialized())
         }
         let undo = StoreBox(todosStore(count: count))
