@@ -79,7 +79,9 @@ extension SyncServer {
             let result = Result { () throws(StorageError) in
                 try log.append(changes: rows, snapshots: snapshots, sessions: sessions, keepHistory: keepHistory)
             }
-            Task { await self.finishWrite(result, marks: sessions.marks) }
+            // Straight onto the loop, not through the shared task pool: a pool kept busy by the embedding
+            // program's blocking work would otherwise hold every ack back.
+            self.transport.loop.execute { self.assumeIsolated { $0.finishWrite(result, marks: sessions.marks) } }
         }
     }
 
