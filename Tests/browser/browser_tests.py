@@ -283,6 +283,27 @@ def inspector(driver, server):
           driver.find_element("link text", "demo").get_attribute("href").endswith("/inspect/demo"))
 
 
+def read_token_inspector(driver):
+    """With tokens, the inspector passes `?token=` on to its WebSocket and HTTP calls; a read token hides the buttons."""
+    secret = "a secret of at least thirty-two bytes for the browser test"
+    server = Server(free_port(), tempfile.mkdtemp(prefix="lockstep-tokens-"), app="todos",
+                    arguments=["--auth-secret", secret])
+    try:
+        token = lambda role: subprocess.run(
+            [f"{BUILD}/lockstep", "token", "--room", "demo", "--role", role, "--auth-secret", secret],
+            capture_output=True, check=True).stdout.decode().strip()
+        driver.get(f"http://127.0.0.1:{server.port}/inspect/demo?token={token('read')}")
+        ready = wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", 20)
+        visible = [name for name in ["undo", "redo", "revert", "send"] if driver.find_element("id", name).is_displayed()]
+        check("a read token's inspector shows the room and no button that changes it",
+              ready and "nextId" in driver.find_element("id", "state").text and visible == [], visible)
+        driver.get(f"http://127.0.0.1:{server.port}/inspect/demo?token={token('write')}")
+        ready = wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", 20)
+        check("a write token's inspector can send", ready and driver.find_element("id", "send").is_displayed())
+    finally:
+        server.stop()
+
+
 def main():
     page_directory = tempfile.mkdtemp(prefix="lockstep-page-")
     data = tempfile.mkdtemp(prefix="lockstep-browser-")
@@ -309,6 +330,7 @@ document.title = "ready";
         convergence(driver, server)
         restart(driver, server)
         inspector(driver, todos)
+        read_token_inspector(driver)
     except Exception as error:  # a check that could not run is a failure, not a crash
         check("the browser tests ran to the end", False, repr(error))
     finally:
