@@ -143,7 +143,8 @@ def convergence(driver, server):
         return Promise.all(actions.map((action) => room.send(action)));
     """, f"ws://127.0.0.1:{server.port}/rooms/converge", browser_actions)
     codes = [client.wait(timeout=60) for client in swift]
-    check("both Swift clients ran all their commands", codes == [0, 0], [c.stderr.read().decode()[-300:] for c in swift])
+    errors = [client.stderr.read().decode()[-300:] for client in swift]
+    check("both Swift clients ran all their commands", codes == [0, 0], errors)
     check("every browser action was acknowledged", len(versions) == 150 and all(isinstance(v, int) for v in versions))
     expected = server.room("converge")
     mirror = run_page(driver, """
@@ -284,7 +285,7 @@ def inspector(driver, server):
 
 
 def read_token_inspector(driver):
-    """With tokens, the inspector passes `?token=` on to its WebSocket and HTTP calls; a read token hides the buttons."""
+    """With tokens, the inspector passes `?token=` on to its WebSocket and HTTP calls; a read token hides buttons."""
     secret = "a secret of at least thirty-two bytes for the browser test"
     server = Server(free_port(), tempfile.mkdtemp(prefix="lockstep-tokens-"), app="todos",
                     arguments=["--auth-secret", secret])
@@ -294,7 +295,8 @@ def read_token_inspector(driver):
             capture_output=True, check=True).stdout.decode().strip()
         driver.get(f"http://127.0.0.1:{server.port}/inspect/demo?token={token('read')}")
         ready = wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", 20)
-        visible = [name for name in ["undo", "redo", "revert", "send"] if driver.find_element("id", name).is_displayed()]
+        buttons = ["undo", "redo", "revert", "send"]
+        visible = [name for name in buttons if driver.find_element("id", name).is_displayed()]
         check("a read token's inspector shows the room and no button that changes it",
               ready and "nextId" in driver.find_element("id", "state").text and visible == [], visible)
         driver.get(f"http://127.0.0.1:{server.port}/inspect/demo?token={token('write')}")
