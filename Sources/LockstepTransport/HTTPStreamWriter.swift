@@ -6,6 +6,7 @@ enum HTTPStreamWriter {
     static func write(_ exchange: HTTPExchange, stream: HTTPBodyStream, wsi: OpaquePointer, server: WebSocketServer)
         -> (result: Int32, done: Bool)
     {
+        keepAlive(wsi, server: server)
         var finished = false
         while exchange.offset == exchange.body.count && !finished {
             switch stream.next() {
@@ -32,6 +33,13 @@ enum HTTPStreamWriter {
             wsi, base.assumingMemoryBound(to: UInt8.self), chunk, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
         )
         if written < 0 { return (-1, true) }
+        keepAlive(wsi, server: server)
         return (0, isLast)
+    }
+
+    /// Gives the exchange another request timeout from now: a stream may take longer than that in all (its
+    /// producer's first piece included) and stays open as long as it makes progress.
+    static func keepAlive(_ wsi: OpaquePointer, server: WebSocketServer) {
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(server.configuration.handshakeTimeoutSeconds))
     }
 }

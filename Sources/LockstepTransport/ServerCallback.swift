@@ -138,6 +138,7 @@ private func handleHTTP(
         of: Unmanaged.passRetained(HTTPExchange(body: response.body, stream: response.stream)).toOpaque(),
         as: UnsafeMutableRawPointer?.self
     )
+    if response.stream != nil { HTTPStreamWriter.keepAlive(wsi, server: server) }
     lws_callback_on_writable(wsi)
     return 0
 }
