@@ -10,24 +10,6 @@ import LockstepTestSupport
 @Suite(.timeLimit(.minutes(3))) struct TimeTravelDurabilityTests {
     let transport = sharedTransport
 
-    private static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "lockstep-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
-    private func withStoredServer<T>(
-        in directory: String, configure: (inout ServerConfiguration) -> Void = { _ in },
-        _ body: (SyncServer) async throws -> T
-    ) async throws -> T {
-        try await withServer(
-            app: .todos,
-            configure: { configuration in
-                configuration.dataDirectory = directory
-                configure(&configuration)
-            }, body)
-    }
-
     /// Adds `count` items, one version each; returns the state of every version, version 0 first.
     private func addItems(_ count: Int, in server: SyncServer) async throws -> [JSON] {
         let client = try await TestClient.connect(server, using: transport)
@@ -50,16 +32,16 @@ import LockstepTestSupport
     }
 
     @Test func aRevertSurvivesARestartAndIsUndoneAfterIt() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var states: [JSON] = []
-        try await withStoredServer(in: directory, configure: { $0.snapshotInterval = 4 }) { server in
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.snapshotInterval = 4 }) { server in
             states = try await addItems(6, in: server)
             let client = try await TestClient.connect(server, using: transport)
             client.send(.revert(id: "t", to: 2))
             #expect(try await reply(to: "t", from: client) == .ack(id: "t", version: 7))
         }
-        try await withStoredServer(in: directory, configure: { $0.resumeWindow = 1 }) { server in
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.resumeWindow = 1 }) { server in
             let client = try await TestClient.connect(server, using: transport)
             #expect(try await client.nextSnapshotState() == states[2])
             // The replayed history knows the revert: undo takes it back, naming its version.
@@ -80,10 +62,10 @@ import LockstepTestSupport
     }
 
     @Test func theLogBoundsWhatCanBeRebuiltAfterARestart() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(
-            in: directory,
+            in: directory, app: .todos,
             configure: {
                 $0.snapshotInterval = 5
                 $0.keepHistory = 3
@@ -92,7 +74,7 @@ import LockstepTestSupport
         ) { server in
             _ = try await addItems(20, in: server)
         }
-        try await withStoredServer(in: directory, configure: { $0.resumeWindow = 2 }) { server in
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.resumeWindow = 2 }) { server in
             // The snapshot at 20 keeps changes 18 to 20: versions 17 to 20 can be rebuilt.
             let client = try await TestClient.connect(server, using: transport)
             _ = try await client.nextSnapshotState()
@@ -112,12 +94,12 @@ import LockstepTestSupport
     }
 
     @Test func theLogStreamsFromTheDatabaseAndMemory() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withStoredServer(in: directory, configure: { $0.snapshotInterval = 100 }) { server in
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.snapshotInterval = 100 }) { server in
             _ = try await addItems(30, in: server)
         }
-        try await withStoredServer(in: directory, configure: { $0.resumeWindow = 5 }) { server in
+        try await withStoredServer(in: directory, app: .todos, configure: { $0.resumeWindow = 5 }) { server in
             let client = try await TestClient.connect(server, using: transport)
             _ = try await client.nextSnapshotState()
             for index in 31...40 {
