@@ -16,7 +16,7 @@ public struct RoomUpdate: Sendable {
         case presence(joined: [Peer], left: [Peer])
         /// The connection's status changed.
         case status(ConnectionStatus)
-        /// The server reported an error that answers no request of ours (for example `rate_limited`).
+        /// The server reported an error that answers no request of ours (for example `too_large`).
         case serverError(code: String, message: String)
         /// A change request joined or left the outbox; see `pendingCount` and `pendingActions`.
         case outbox
