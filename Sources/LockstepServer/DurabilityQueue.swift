@@ -25,6 +25,9 @@ struct DurabilityQueue {
     var inFlight: [Release]?
     var writeScheduled = false
 
+    /// Something is waiting to be written: changes, snapshots, marks or epochs.
+    var hasWrites: Bool { !rows.isEmpty || !snapshots.isEmpty || !marks.isEmpty || !epochs.isEmpty }
+
     /// True when nothing waits: a reply can go out at once.
     var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty }
 }

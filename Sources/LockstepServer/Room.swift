@@ -43,6 +43,8 @@ final class Room {
     var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && runningEffects == 0 }
     /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
     var epoch = Room.makeEpoch()
+    /// The log has `epoch`, or the next write stores it.
+    var epochStored = false
     /// The highest `seq` acknowledged for each client session.
     var marks = SessionMarks()
 

@@ -18,7 +18,7 @@ extension SyncServer {
             StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized())
         )
         durability.pending.append(.patch(room, patch))
-        durability.epochs[room.name] = room.epoch
+        storeEpoch(of: room)
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= configuration.snapshotInterval, let snapshot = snapshot(of: room) {
             durability.snapshots.append(snapshot)
@@ -58,11 +58,7 @@ extension SyncServer {
     private func startWrite() {
         durability.writeScheduled = false
         guard durability.inFlight == nil, let log else { return }
-        guard !durability.rows.isEmpty || !durability.snapshots.isEmpty || !durability.marks.isEmpty
-            || !durability.epochs.isEmpty
-        else {
-            return releasePending()
-        }
+        guard durability.hasWrites else { return releasePending() }
         let rows = durability.rows
         let snapshots = durability.snapshots
         var sessions = SessionWrites(idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
@@ -81,11 +77,12 @@ extension SyncServer {
             }
             // Straight onto the loop, not through the shared task pool: a pool kept busy by the embedding
             // program's blocking work would otherwise hold every ack back.
-            self.transport.loop.execute { self.assumeIsolated { $0.finishWrite(result, marks: sessions.marks) } }
+            self.transport.loop.execute { self.assumeIsolated { $0.finishWrite(result, sessions: sessions) } }
         }
     }
 
-    private func finishWrite(_ result: Result<Void, StorageError>, marks: [StoredMark]) {
+    private func finishWrite(_ result: Result<Void, StorageError>, sessions: SessionWrites) {
+        let marks = sessions.marks
         let written = durability.inFlight ?? []
         durability.inFlight = nil
         switch result {
@@ -93,12 +90,15 @@ extension SyncServer {
             marksStored(marks)
             release(written)
         case .failure(let error):
+            // Epochs not stored go with the room's next write.
+            for room in sessions.epochs.keys { rooms[room]?.epochStored = false }
             fail(written, marks: marks, because: error)
         }
-        if durability.rows.isEmpty && durability.marks.isEmpty && durability.epochs.isEmpty {
-            releasePending()
-        } else {
+        // An eviction waits for its room's snapshot like a reply for its change.
+        if durability.hasWrites {
             scheduleWrite()
+        } else {
+            releasePending()
         }
     }
 

@@ -42,8 +42,15 @@ extension SyncServer {
         guard log != nil else { return }
         // A no-op action has no change row: the mark is written on its own, and the ack waits for it all the same.
         durability.marks.append(StoredMark(room: room.name, session: name.value, seq: seq, time: now))
-        durability.epochs[room.name] = room.epoch
+        storeEpoch(of: room)
         scheduleWrite()
+    }
+
+    /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.
+    func storeEpoch(of room: Room) {
+        guard !room.epochStored else { return }
+        room.epochStored = true
+        durability.epochs[room.name] = room.epoch
     }
 
     /// A write stored these marks: snapshots and resumes may report them now.
@@ -57,8 +64,9 @@ extension SyncServer {
         guard let log else { return }
         if let epoch = try log.epoch(room: room.name) {
             room.epoch = epoch
+            room.epochStored = true
         } else if stored {
-            durability.epochs[room.name] = room.epoch
+            storeEpoch(of: room)
             scheduleWrite()
         }
         room.marks = SessionMarks(try log.marks(room: room.name))

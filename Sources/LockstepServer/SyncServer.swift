@@ -254,9 +254,6 @@ public actor SyncServer {
                 return
             }
             guard isNew(parsed, from: session) else { return }
-            if case .revert(let id, let version) = request {
-                return revert(to: version, id: id, seq: parsed.seq, from: session)
-            }
             change(request, seq: parsed.seq, from: session)
         }
     }
@@ -279,7 +276,9 @@ public actor SyncServer {
                 if case .undo = request { change = try room.store.undo() } else { change = try room.store.redo() }
                 publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
                 acknowledge(id: id, version: change.version, seq: seq, to: session)
-            case .history, .revert:
+            case .revert(let id, let version):
+                revert(to: version, id: id, seq: seq, from: session)
+            case .history:
                 break
             }
         } catch {

@@ -3,6 +3,7 @@ import LockstepApps
 import LockstepCore
 import LockstepJSON
 import LockstepServer
+import LockstepStorage
 import Testing
 import LockstepTestSupport
 
@@ -93,6 +94,10 @@ import LockstepTestSupport
             let quiet = try #require(try HTTPGet(port: server.port, path: "/rooms/quiet").json)
             #expect(quiet["state"] == ["count": 50])
         }
+        // The room left memory only after its snapshot was written.
+        let log = try RoomLog(directory: directory, sync: .normal)
+        defer { log.close() }
+        #expect(try log.load(room: "quiet")?.snapshot?.version == 50)
     }
 
     /// The memory a room used comes back once it idles out: a real server process visits two rounds of new rooms, and
