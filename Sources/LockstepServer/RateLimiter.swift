@@ -22,8 +22,7 @@ struct RateLimiter {
         guard rate > 0 else { return nil }
         let elapsed = refilled.duration(to: now)
         refilled = now
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        tokens = min(rate, tokens + seconds * rate) - 1
+        tokens = min(rate, tokens + elapsed.seconds * rate) - 1
         guard tokens < 1 else { return nil }
         let wanted = max(1, rate / Self.resumesPerSecond)
         return .seconds((wanted - tokens) / rate)

@@ -108,10 +108,3 @@ extension Room {
         }.joined()
     }
 }
-
-extension Duration {
-    /// The duration in seconds, fractions included.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

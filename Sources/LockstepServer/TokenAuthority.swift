@@ -47,9 +47,8 @@ public struct TokenAuthority: Sendable {
     /// Signs whatever claims it is given, valid or not, so tests can make the tokens a server must refuse.
     func sign(room: String?, role: String?, lifetime: Duration?) async throws(AccessError) -> String {
         let exp = lifetime.map { lifetime in
-            let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
-            return ExpirationClaim(
-                value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + seconds).rounded(.down)))
+            ExpirationClaim(
+                value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + lifetime.seconds).rounded(.down)))
         }
         do {
             return try await keys.sign(TokenClaims(room: room, role: role, exp: exp))
