@@ -20,10 +20,7 @@ extension SyncServer {
         durability.pending.append(.patch(room, patch))
         storeEpoch(of: room)
         room.changesSinceSnapshot += 1
-        if room.changesSinceSnapshot >= configuration.snapshotInterval, let snapshot = snapshot(of: room) {
-            durability.snapshots.append(snapshot)
-            room.changesSinceSnapshot = 0
-        }
+        if room.changesSinceSnapshot >= configuration.snapshotInterval { queueSnapshot(of: room) }
         scheduleWrite()
     }
 
@@ -36,7 +33,14 @@ extension SyncServer {
         }
     }
 
-    func snapshot(of room: Room) -> StoredSnapshot? {
+    /// Has the next write store `room`'s state and history, so a load replays only what comes after.
+    func queueSnapshot(of room: Room) {
+        guard let snapshot = snapshot(of: room) else { return }
+        durability.snapshots.append(snapshot)
+        room.changesSinceSnapshot = 0
+    }
+
+    private func snapshot(of room: Room) -> StoredSnapshot? {
         do {
             return StoredSnapshot(
                 room: room.name, version: room.store.version, state: try room.store.stateJSON().serialized(),

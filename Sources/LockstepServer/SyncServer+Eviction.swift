@@ -23,10 +23,7 @@ extension SyncServer {
     private func evictIfIdle(_ name: String, idleSince since: ContinuousClock.Instant) {
         guard !isStopped, let room = rooms[name], room.idleSince == since, room.isIdle else { return }
         room.idleSince = nil
-        if room.changesSinceSnapshot > 0, let snapshot = snapshot(of: room) {
-            durability.snapshots.append(snapshot)
-            room.changesSinceSnapshot = 0
-        }
+        if room.changesSinceSnapshot > 0 { queueSnapshot(of: room) }
         // Released once everything queued before it is in the log, the snapshot included.
         durability.pending.append(.evict(room, version: room.store.version))
         scheduleWrite()
