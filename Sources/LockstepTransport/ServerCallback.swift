@@ -68,11 +68,13 @@ func serverCallback(
 /// Answers a refused handshake with a whole HTTP/1.1 response in one write (status line, headers, body), so a client
 /// sees the status and reason, never a bare 503 or a reset. The answer is small: the socket takes it at once.
 private func refuseUpgrade(_ wsi: OpaquePointer, with response: HTTPResponse, server: WebSocketServer) {
+    // The write buffer holds the whole answer; a refusal's body is a line or two, so the cut never shows in practice.
+    let body = response.body.prefix(server.configuration.coalesceBytes / 2)
     var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n"
-    head += "Content-Type: \(response.contentType)\r\nContent-Length: \(response.body.count)\r\n"
+    head += "Content-Type: \(response.contentType)\r\nContent-Length: \(body.count)\r\n"
     for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
     head += "Connection: close\r\n\r\n"
-    let bytes = Array(head.utf8) + response.body.prefix(server.configuration.coalesceBytes - head.utf8.count)
+    let bytes = Array(head.utf8.prefix(server.configuration.coalesceBytes / 2)) + body
     let base = server.writeBuffer + CLibWebSockets_LWS_PRE
     bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
     _ = lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
