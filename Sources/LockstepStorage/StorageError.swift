@@ -6,6 +6,10 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case directoryInUse(path: String)
     /// SQLite refused an operation (a full disk, a read-only file, a damaged database).
     case database(String)
+    /// The shared database cannot be reached; nothing was stored.
+    case unavailable(String)
+    /// The shared database holds rooms of another app: servers sharing a database run the same app.
+    case appMismatch(stored: String, running: String)
 
     public var description: String {
         switch self {
@@ -15,6 +19,10 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
             "another lockstep server is using \(path); stop it or give this one another --data directory"
         case .database(let reason):
             "the room database failed: \(reason)"
+        case .unavailable(let reason):
+            "the room database cannot be reached: \(reason)"
+        case .appMismatch(let stored, let running):
+            "the database holds rooms of the app \(stored), not \(running): run --app \(stored), or use another database"
         }
     }
 }
