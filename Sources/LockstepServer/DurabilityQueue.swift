@@ -4,8 +4,9 @@ import LockstepTransport
 /// Patches and replies held back until the changes before them are in the log.
 ///
 /// Write-ahead with group commit: everything produced while one write is in flight goes into
-/// the next, so a burst of actions costs one transaction, not one per action. Loop-bound.
-struct DurabilityQueue {
+/// the next, so a burst of actions costs one transaction, not one per action. One for the whole server with
+/// a log of its own; one per room on shared storage, where each room commits on its own. Loop-bound.
+final class DurabilityQueue {
     /// Something that may leave the server only after the log has what precedes it.
     enum Release {
         case patch(Room, Room.LoggedPatch)
@@ -30,6 +31,28 @@ struct DurabilityQueue {
 
     /// True when nothing waits: a reply can go out at once.
     var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty }
+
+    /// Hands everything waiting over to a write: it is in flight until `finished()`. Returns what the write stores.
+    func takeWrite(sessions: SessionWrites) -> (rows: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites) {
+        var sessions = sessions
+        sessions.marks = marks
+        sessions.epochs = epochs
+        defer {
+            inFlight = pending
+            pending.removeAll()
+            rows.removeAll()
+            snapshots.removeAll()
+            marks.removeAll()
+            epochs.removeAll()
+        }
+        return (rows, snapshots, sessions)
+    }
+
+    /// The write in flight ended: returns what it was holding back.
+    func finished() -> [Release] {
+        defer { inFlight = nil }
+        return inFlight ?? []
+    }
 }
 
 @available(*, unavailable)

@@ -40,13 +40,18 @@ final class Room {
     var runningEffects = 0
 
     /// Nobody and nothing uses the room: no client, none waiting to follow, no effect running.
-    var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && runningEffects == 0 }
+    var isIdle: Bool {
+        sessions.isEmpty && waiting.isEmpty && runningEffects == 0 && !shared.pumping && shared.incoming.isEmpty
+    }
     /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
     var epoch = Room.makeEpoch()
     /// The log has `epoch`, or the next write stores it.
     var epochStored = false
     /// The highest `seq` acknowledged for each client session.
     var marks = SessionMarks()
+    /// On shared storage: the room's own write queue, and what it shares with other servers.
+    let writes = DurabilityQueue()
+    var shared = SharedRoomState()
 
     init(name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = []) {
         self.name = name
@@ -140,10 +145,11 @@ final class Room {
     /// Every client receives the whole message on every join and leave, so its size is bounded:
     /// without the limit a room of n clients costs n² bytes per change of membership.
     func presenceFrame(limit: Int) -> OutboundFrame {
-        guard case .object(var message) = ServerMessage.presence(Array(sessions.prefix(limit).map(\.peer))).json else {
+        let peers = sessions.prefix(limit).map(\.peer) + shared.remotePeers.prefix(max(0, limit - sessions.count))
+        guard case .object(var message) = ServerMessage.presence(peers).json else {
             preconditionFailure("a presence message is an object")
         }
-        message["count"] = .int(sessions.count)
+        message["count"] = .int(sessions.count + shared.remotePeers.count)
         return OutboundFrame(text: JSON.object(message).serialized())
     }
 }

@@ -56,6 +56,13 @@ struct SessionMarks {
         marks[session]?.stored = max(mark.stored, min(seq, mark.seq))
     }
 
+    /// Another server stored `mark`: that session's requests up to it were applied there.
+    mutating func adopt(_ mark: StoredMark) {
+        let old = marks[mark.session] ?? Mark(seq: 0, stored: 0, time: mark.time)
+        marks[mark.session] = Mark(
+            seq: max(old.seq, mark.seq), stored: max(old.stored, mark.seq), time: max(old.time, mark.time))
+    }
+
     /// Forgets every session idle for `idleSeconds` or longer.
     mutating func forgetIdle(now: Double, idleSeconds: Double) {
         marks = marks.filter { now - $0.value.time < idleSeconds }

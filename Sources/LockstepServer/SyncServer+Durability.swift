@@ -14,19 +14,27 @@ extension SyncServer {
             broadcast(patch, in: room)
             return
         }
-        durability.rows.append(
+        let writes = self.writes(of: room)
+        writes.rows.append(
             StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized())
         )
-        durability.pending.append(.patch(room, patch))
+        writes.pending.append(.patch(room, patch))
         storeEpoch(of: room)
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= configuration.snapshotInterval { queueSnapshot(of: room) }
-        scheduleWrite()
+        scheduleWrite(of: room)
+    }
+
+    /// The queue `room`'s writes wait in: the server's, or on shared storage the room's own.
+    func writes(of room: Room) -> DurabilityQueue {
+        shared == nil ? durability : room.writes
     }
 
     /// Queues a reply behind every patch and reply still waiting for the log, so order is kept.
     func reply(_ frame: OutboundFrame, to session: Session) {
-        if durability.isIdle {
+        if shared != nil {
+            replyInTurn(frame, to: session)
+        } else if durability.isIdle {
             session.reply(frame)
         } else {
             durability.pending.append(.reply(session, frame))
@@ -36,7 +44,7 @@ extension SyncServer {
     /// Has the next write store `room`'s state and history, so a load replays only what comes after.
     func queueSnapshot(of room: Room) {
         guard let snapshot = snapshot(of: room) else { return }
-        durability.snapshots.append(snapshot)
+        writes(of: room).snapshots.append(snapshot)
         room.changesSinceSnapshot = 0
     }
 
@@ -52,8 +60,17 @@ extension SyncServer {
         }
     }
 
+    /// Has `room`'s waiting writes stored: with the server's next write, or on shared storage by the room's own.
+    func scheduleWrite(of room: Room) {
+        if shared != nil {
+            pump(room)
+        } else {
+            scheduleWrite()
+        }
+    }
+
     /// Starts a write after the current callback, so changes arriving together share one transaction.
-    func scheduleWrite() {
+    private func scheduleWrite() {
         guard !durability.writeScheduled, durability.inFlight == nil else { return }
         durability.writeScheduled = true
         Task { self.startWrite() }
@@ -63,17 +80,7 @@ extension SyncServer {
         durability.writeScheduled = false
         guard durability.inFlight == nil, let log else { return }
         guard durability.hasWrites else { return releasePending() }
-        let rows = durability.rows
-        let snapshots = durability.snapshots
-        var sessions = SessionWrites(idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
-        sessions.marks = durability.marks
-        sessions.epochs = durability.epochs
-        durability.inFlight = durability.pending
-        durability.pending.removeAll()
-        durability.rows.removeAll()
-        durability.snapshots.removeAll()
-        durability.marks.removeAll()
-        durability.epochs.removeAll()
+        let (rows, snapshots, sessions) = durability.takeWrite(sessions: sessionWrites())
         let keepHistory = configuration.keepHistory
         writer.async { [sessions] in
             let result = Result { () throws(StorageError) in
@@ -87,8 +94,7 @@ extension SyncServer {
 
     private func finishWrite(_ result: Result<Void, StorageError>, sessions: SessionWrites) {
         let marks = sessions.marks
-        let written = durability.inFlight ?? []
-        durability.inFlight = nil
+        let written = durability.finished()
         switch result {
         case .success:
             marksStored(marks)
@@ -113,7 +119,12 @@ extension SyncServer {
         release(items)
     }
 
-    private func release(_ items: [DurabilityQueue.Release]) {
+    /// How the next write treats session marks.
+    func sessionWrites() -> SessionWrites {
+        SessionWrites(idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
+    }
+
+    func release(_ items: [DurabilityQueue.Release]) {
         for item in items {
             switch item {
             case .patch(let room, let patch): broadcast(patch, in: room)

@@ -23,10 +23,12 @@ extension SyncServer {
     private func evictIfIdle(_ name: String, idleSince since: ContinuousClock.Instant) {
         guard !isStopped, let room = rooms[name], room.idleSince == since, room.isIdle else { return }
         room.idleSince = nil
+        // On shared storage everything the room did is committed: it may go at once.
+        if shared != nil { return evict(room, at: room.store.version) }
         if room.changesSinceSnapshot > 0 { queueSnapshot(of: room) }
         // Released once everything queued before it is in the log, the snapshot included.
         durability.pending.append(.evict(room, version: room.store.version))
-        scheduleWrite()
+        scheduleWrite(of: room)
     }
 
     /// The room's snapshot is stored: it leaves memory unless it was used again meanwhile.

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Foundation
 import Logging
 import LockstepCore
 import LockstepJSON
@@ -26,39 +27,49 @@ extension SyncServer {
         if let room = rooms[name] { return .loaded(room) }
         guard let log else { return .absent }
         do {
-            guard let stored = try log.load(room: name) else { return .absent }
-            let replay = try RoomReplay(stored, app: configuration.app, undoDepth: configuration.undoDepth)
-            if let damaged = replay.damagedFrom {
-                logger.warning(
-                    "the log of a room is damaged; it opens at the last good version",
-                    metadata: [
-                        "room": "\(name)", "damagedFrom": "\(damaged)", "version": "\(replay.store.version)",
-                    ])
-                try log.truncate(room: name, from: damaged)
-            }
-            let version = replay.store.version
-            let recent = try log.changes(room: name, after: max(0, version - configuration.resumeWindow))
-                .prefix { $0.version <= version }
-                .compactMap(Self.loggedPatch)
-            let room = Room(
-                name: name, store: replay.store, stream: makeStream(), resumeWindow: configuration.resumeWindow,
-                recent: recent
-            )
-            room.changesSinceSnapshot = version - (stored.snapshot?.version ?? 0)
-            try restoreSessions(of: room, stored: true)
-            rooms[name] = room
-            metrics.rooms.increment()
-            logger.info("loaded a room", metadata: ["room": "\(name)", "version": "\(version)"])
-            // Loaded for a read, it leaves again once idle; a client joining stops the clock.
-            roomBecameIdle(room)
-            return .loaded(room)
+            let image = try StoredRoomImage.read(room: name, from: log, configuration: configuration)
+            guard image.replay != nil else { return .absent }
+            return .loaded(install(image, as: name))
         } catch {
             logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
             return .failed
         }
     }
 
-    private static func loggedPatch(_ change: StoredChange) -> Room.LoggedPatch? {
+    /// Puts a room read from storage in memory (a new one when it was never stored), with its epoch and marks.
+    func install(_ image: StoredRoomImage, as name: String) -> Room {
+        let store = image.replay?.store ?? configuration.app.makeStore(undoDepth: configuration.undoDepth)
+        if let damaged = image.replay?.damagedFrom {
+            logger.warning(
+                "the log of a room is damaged; it opens at the last good version",
+                metadata: ["room": "\(name)", "damagedFrom": "\(damaged)", "version": "\(store.version)"])
+        }
+        let room = Room(
+            name: name, store: store, stream: makeStream(), resumeWindow: configuration.resumeWindow,
+            recent: image.recent.compactMap(Self.loggedPatch)
+        )
+        room.changesSinceSnapshot = store.version - image.snapshotVersion
+        if let epoch = image.epoch {
+            room.epoch = epoch
+            room.epochStored = true
+        } else if image.replay != nil {
+            // A log written before epochs existed: the room's new one is stored with its next write.
+            storeEpoch(of: room)
+            scheduleWrite(of: room)
+        }
+        room.marks = SessionMarks(image.marks)
+        room.marks.forgetIdle(now: Date().timeIntervalSince1970, idleSeconds: configuration.sessionIdle.seconds)
+        rooms[name] = room
+        metrics.rooms.increment()
+        if image.replay != nil {
+            logger.info("loaded a room", metadata: ["room": "\(name)", "version": "\(store.version)"])
+        }
+        // Loaded for a read, it leaves again once idle; a client joining stops the clock.
+        roomBecameIdle(room)
+        return room
+    }
+
+    static func loggedPatch(_ change: StoredChange) -> Room.LoggedPatch? {
         guard let json = try? JSON(parsing: change.message),
             case .patch(let version, _, let cause, _, _)? = try? ServerMessage(json: json)
         else {

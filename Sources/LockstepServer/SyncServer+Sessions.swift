@@ -41,36 +41,21 @@ extension SyncServer {
             limit: configuration.sessionLimit)
         guard log != nil else { return }
         // A no-op action has no change row: the mark is written on its own, and the ack waits for it all the same.
-        durability.marks.append(StoredMark(room: room.name, session: name.value, seq: seq, time: now))
+        writes(of: room).marks.append(StoredMark(room: room.name, session: name.value, seq: seq, time: now))
         storeEpoch(of: room)
-        scheduleWrite()
+        scheduleWrite(of: room)
     }
 
     /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.
     func storeEpoch(of room: Room) {
         guard !room.epochStored else { return }
         room.epochStored = true
-        durability.epochs[room.name] = room.epoch
+        writes(of: room).epochs[room.name] = room.epoch
     }
 
     /// A write stored these marks: snapshots and resumes may report them now.
     func marksStored(_ marks: [StoredMark]) {
         for mark in marks { rooms[mark.room]?.marks.stored(mark.session, upTo: mark.seq) }
-    }
-
-    /// Gives a room the epoch and session marks stored for it; a stored room that has no epoch yet (a log written
-    /// before epochs existed) gets its new one stored.
-    func restoreSessions(of room: Room, stored: Bool) throws(StorageError) {
-        guard let log else { return }
-        if let epoch = try log.epoch(room: room.name) {
-            room.epoch = epoch
-            room.epochStored = true
-        } else if stored {
-            storeEpoch(of: room)
-            scheduleWrite()
-        }
-        room.marks = SessionMarks(try log.marks(room: room.name))
-        room.marks.forgetIdle(now: Date().timeIntervalSince1970, idleSeconds: configuration.sessionIdle.seconds)
     }
 }
 

@@ -26,7 +26,13 @@ public actor SyncServer {
     nonisolated let log: (any RoomStorage)?
     /// Runs log writes off the loop thread, one at a time, in order.
     nonisolated let writer = DispatchQueue(label: "lockstep.storage")
-    var durability = DurabilityQueue()
+    let durability = DurabilityQueue()
+    /// The log when several servers share it: rooms are then committed one by one, under the storage's lock.
+    nonisolated let shared: (any SharedRoomStorage)?
+    /// Runs reads of shared storage off the loop thread, several at once.
+    nonisolated let readers = DispatchQueue(label: "lockstep.storage.reads", attributes: .concurrent)
+    /// Connections waiting for their room to be read from shared storage, by room.
+    var joining: [String: [(connection: WebSocketConnection, grant: AccessGrant)]] = [:]
     let logger: Logger
     var rooms: [String: Room] = [:]
     private var clientCount = 0
@@ -63,8 +69,10 @@ public actor SyncServer {
             ?? configuration.dataDirectory.map { directory throws(StorageError) in
                 try RoomLog(directory: directory, sync: configuration.sync)
             }
+        self.shared = log as? any SharedRoomStorage
         self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
         bridge.attach(self)
+        if let shared { Task { await self.listen(to: shared) } }
         logger.info(
             "listening",
             metadata: [
@@ -115,12 +123,23 @@ public actor SyncServer {
             return
         }
         guard let grant = admit(connection, to: roomName.value) else { return }
+        if shared != nil, rooms[roomName.value] == nil {
+            // The room is read off the loop; the client is not read until it is in.
+            awaitRoom(roomName.value, for: connection, grant: grant)
+            return
+        }
         guard let room = room(named: roomName.value) else {
             connection.close(code: 1011, reason: "the room cannot be loaded")
             return
         }
+        join(connection, to: room, grant: grant)
+    }
+
+    /// Makes the client of `connection` a member of `room`: its snapshot (or resume), then the room's broadcasts.
+    func join(_ connection: WebSocketConnection, to room: Room, grant: AccessGrant) {
         clientCount += 1
-        let client = "c\(clientCount)"
+        // On shared storage the server's number makes the id distinct among every server's clients of the room.
+        let client = shared.map { "c\(clientCount)-\($0.node)" } ?? "c\(clientCount)"
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
         let session = Session(
             connection: connection, client: client, name: name, room: room, canWrite: grant.role == .write,
@@ -253,12 +272,21 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
+            if let shared {
+                guard shared.isAvailable else {
+                    send(.error(id: request.id, code: "unavailable", message: Self.unavailable), to: session)
+                    return
+                }
+                // Applied in the room's next locked write, after what other servers committed before it.
+                enqueue(.request(parsed, session), in: session.room)
+                return
+            }
             guard isNew(parsed, from: session) else { return }
             change(request, seq: parsed.seq, from: session)
         }
     }
 
-    private func change(_ request: ClientMessage, seq: Int?, from session: Session) {
+    func change(_ request: ClientMessage, seq: Int?, from session: Session) {
         let started = ContinuousClock.now
         let room = session.room
         do {
@@ -343,24 +371,14 @@ public actor SyncServer {
 
     /// The room, in memory, loaded from the log, or new; nil if its stored log cannot be read.
     func room(named name: String) -> Room? {
-        switch loadRoom(named: name) {
-        case .loaded(let room): return room
-        case .failed: return nil
-        case .absent: break
-        }
-        let room = Room(
-            name: name, store: configuration.app.makeStore(undoDepth: configuration.undoDepth), stream: makeStream(),
-            resumeWindow: configuration.resumeWindow
-        )
+        if let room = rooms[name] { return room }
+        guard let log else { return install(.none, as: name) }
         do {
-            try restoreSessions(of: room, stored: false)
+            return install(try StoredRoomImage.read(room: name, from: log, configuration: configuration), as: name)
         } catch {
-            logger.error("cannot load a room's sessions", metadata: ["room": "\(name)", "error": "\(error)"])
+            logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
             return nil
         }
-        rooms[name] = room
-        metrics.rooms.increment()
-        return room
     }
 
     /// A room's broadcast stream: a client more than the queue limit behind it whose socket takes nothing for the
@@ -376,7 +394,7 @@ public actor SyncServer {
     ///
     /// Presence lists the whole room, so its cost grows with the square of the room's size: it goes
     /// out at most once per `presenceInterval` for each 100 peers, however many join at once.
-    private func schedulePresence(in room: Room) {
+    func schedulePresence(in room: Room) {
         room.presenceDirty = true
         guard !room.presenceScheduled else { return }
         room.presenceScheduled = true
@@ -394,6 +412,7 @@ public actor SyncServer {
         room.presenceDirty = false
         room.lastPresence = .now
         room.stream.append(room.presenceFrame(limit: configuration.presenceLimit))
+        if shared != nil { publishPeers(of: room) }
     }
 
     // MARK: - Effects
@@ -420,10 +439,14 @@ public actor SyncServer {
 
     private func receiveEffect(_ action: EffectAction, inRoom name: String) {
         guard let room = rooms[name] else { return }
-        apply(action, in: room)
+        if shared != nil {
+            enqueue(.effect(action), in: room)
+        } else {
+            apply(action, in: room)
+        }
     }
 
-    private func apply(_ action: EffectAction, in room: Room) {
+    func apply(_ action: EffectAction, in room: Room) {
         do {
             let outcome = try room.store.send(effect: action)
             if let change = outcome.change {
@@ -441,6 +464,7 @@ public actor SyncServer {
         guard request.method == "GET" else { return HTTPResponse(status: 405, text: "method not allowed\n") }
         switch request.path {
         case "/healthz":
+            if let shared, !shared.isAvailable { return HTTPResponse(status: 503, text: Self.unavailable + "\n") }
             return HTTPResponse(status: 200, text: "ok")
         case "/metrics":
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())

@@ -7,7 +7,7 @@ import LockstepJSON
 /// versions continue and undo works across a restart. A record that does not parse, does not
 /// follow its predecessor or does not apply ends the replay: the room opens at the last good
 /// version and `damagedFrom` says where the log must be cut.
-public struct RoomReplay {
+public struct RoomReplay: Sendable {
     /// The rebuilt store.
     public let store: any RoomStore
     /// The first version that could not be replayed, if any.
@@ -31,8 +31,28 @@ public struct RoomReplay {
             version = 0
         }
 
-        var damagedFrom: Int?
-        for change in stored.changes {
+        let damagedFrom = Self.replay(stored.changes, state: &state, history: &history, version: &version)
+        self.store = try app.restoreStore(state: state, version: version, history: history)
+        self.damagedFrom = damagedFrom
+    }
+
+    /// Continues a room held in memory with changes another server committed after its version, oldest first; a
+    /// change that does not follow or apply ends it, as in a load. Changes the store already has are skipped.
+    public init(continuing store: any RoomStore, with changes: [StoredChange], app: App) throws(StoreError) {
+        var state = try store.stateJSON()
+        var history = store.history
+        var version = store.version
+        let damagedFrom = Self.replay(
+            changes.drop { $0.version <= version }, state: &state, history: &history, version: &version)
+        self.store = try app.restoreStore(state: state, version: version, history: history)
+        self.damagedFrom = damagedFrom
+    }
+
+    /// Applies each change's patch and repeats its effect on the history; returns the first version that failed.
+    private static func replay(
+        _ changes: some Sequence<StoredChange>, state: inout JSON, history: inout History, version: inout Int
+    ) -> Int? {
+        for change in changes {
             do {
                 guard change.version == version + 1 else { throw StoreError.brokenState("version gap") }
                 guard case .patch(_, let ops, let cause, _, _) = try ServerMessage(json: JSON(parsing: change.message))
@@ -46,12 +66,10 @@ public struct RoomReplay {
                 state = next
                 version = change.version
             } catch {
-                damagedFrom = change.version
-                break
+                return change.version
             }
         }
-        self.store = try app.restoreStore(state: state, version: version, history: history)
-        self.damagedFrom = damagedFrom
+        return nil
     }
 
     private static func kind(of cause: Cause) throws(StoreError) -> Change.Kind {

@@ -17,12 +17,14 @@ public protocol SharedRoomStorage: RoomStorage {
 
     /// Commits `room`'s next changes in one transaction, holding the room against every other server's writes.
     ///
-    /// `version` is the version this server holds. `prepare` receives the changes other servers committed after it,
-    /// oldest first; it applies them, then what waits to be applied, and returns what to store. That is committed,
-    /// and announced to every server, before `write` returns. Throws, having committed nothing or possibly what
-    /// `prepare` returned when the connection was lost at the commit, if the database cannot be reached.
+    /// `version` is the version this server holds; `sessions` name the client sessions whose requests are about to
+    /// be applied. `prepare` receives what other servers committed after `version` (and those sessions' marks and the
+    /// room's epoch, as stored); it applies that, then what waits to be applied, and returns what to store. That is
+    /// committed, and announced to every server, before `write` returns. Throws if the database cannot be reached:
+    /// then nothing was committed, or (the connection lost at the commit itself) possibly what `prepare` returned.
     func write(
-        room: String, after version: Int, prepare: @escaping @Sendable ([StoredChange]) async -> RoomWrite
+        room: String, after version: Int, sessions: [String],
+        prepare: @escaping @Sendable (RoomCatchUp) async -> RoomWrite
     ) async throws(StorageError)
 
     /// What other servers commit and publish, as it happens, until ``RoomStorage/close()``. Call once.
@@ -37,6 +39,22 @@ public protocol SharedRoomStorage: RoomStorage {
 
     /// How long the peers of a server that stopped without withdrawing them (killed, cut off) stay listed.
     var peerLifetime: Duration { get }
+}
+
+/// What a locked write finds stored, for the server to apply before its own changes.
+public struct RoomCatchUp: Sendable {
+    /// Changes other servers committed after the writer's version, oldest first.
+    public var missed: [StoredChange]
+    /// The stored marks of the sessions the write named.
+    public var marks: [StoredMark]
+    /// The room's stored epoch; nil until a write stores one.
+    public var epoch: String?
+
+    public init(missed: [StoredChange], marks: [StoredMark], epoch: String?) {
+        self.missed = missed
+        self.marks = marks
+        self.epoch = epoch
+    }
 }
 
 /// What one locked write of a room stores, in one transaction.

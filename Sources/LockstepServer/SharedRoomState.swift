@@ -1,0 +1,51 @@
+import LockstepCore
+import LockstepStorage
+import LockstepTransport
+
+/// What a room needs when several servers share its storage: the requests waiting for the room's next locked write,
+/// and what the other servers hold of it. Loop-bound, like its ``Room``.
+struct SharedRoomState {
+    /// Something to apply, or to send, in its turn: after everything the room received before it.
+    enum Incoming {
+        case request(ClientRequest, Session)
+        case effect(EffectAction)
+        case reply(Session, OutboundFrame)
+
+        /// A change request or an effect's action: it needs a write.
+        var needsWrite: Bool {
+            if case .reply = self { return false }
+            return true
+        }
+
+        var sessionName: String? {
+            guard case .request(let request, let session) = self, request.seq != nil else { return nil }
+            return session.sessionName?.value
+        }
+    }
+
+    /// Received, not yet applied: the next write takes all of it.
+    var incoming: [Incoming] = []
+    /// What the write in flight took from `incoming`.
+    var batch: [Incoming] = []
+    /// The session marks the write in flight stores.
+    var batchMarks: [StoredMark] = []
+    /// The write in flight has applied its batch to the store (the store is ahead of what is committed).
+    var applied = false
+    /// The batch is being applied: replies go with the write, not to `incoming`.
+    var preparing = false
+    /// The room's writes and catch-ups are running (one at a time per room).
+    var pumping = false
+    /// The newest version other servers announced.
+    var announced = 0
+    /// The database must be asked what the room missed (it was loaded, or notices may have been lost).
+    var needsCheck = false
+    /// This server's clients of the room as last published, and a publication is due or running.
+    var publishedPeers: [Peer] = []
+    var publishing = false
+    /// The clients of the room on other servers, as last read.
+    var remotePeers: [Peer] = []
+    var readingPeers = false
+
+    /// Something waits: a write, a reply, or versions other servers committed.
+    func isBehind(version: Int) -> Bool { needsCheck || announced > version }
+}

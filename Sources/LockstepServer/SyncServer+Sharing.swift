@@ -1,0 +1,307 @@
+import CoreMetrics
+import Dispatch
+import Foundation
+import Logging
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+
+/// Several servers, one database: each room's changes are applied and committed while the storage holds the room
+/// against every other server, after what they committed before; what they commit reaches this server's clients as
+/// the stored bytes. No server owns a room, so any of them may stop at any time.
+extension SyncServer {
+    static let unavailable = "the server cannot reach its database; nothing was applied, send it again later"
+
+    // MARK: - Requests and writes
+
+    /// Queues a request, an effect's action or a reply behind everything the room received before it.
+    func enqueue(_ item: SharedRoomState.Incoming, in room: Room) {
+        room.shared.incoming.append(item)
+        pump(room)
+    }
+
+    /// A reply goes out now unless something the room received before it is still waiting or being written.
+    func replyInTurn(_ frame: OutboundFrame, to session: Session) {
+        let room = session.room
+        if room.shared.preparing {
+            room.writes.pending.append(.reply(session, frame))
+        } else if room.shared.incoming.isEmpty, room.writes.isIdle {
+            session.reply(frame)
+        } else {
+            enqueue(.reply(session, frame), in: room)
+        }
+    }
+
+    /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
+    func pump(_ room: Room) {
+        guard shared != nil, !room.shared.pumping else { return }
+        room.shared.pumping = true
+        Task {
+            while !self.isStopped, self.rooms[room.name] === room {
+                if room.shared.incoming.contains(where: \.needsWrite) || room.writes.hasWrites {
+                    await self.write(room)
+                } else if !room.shared.incoming.isEmpty {
+                    let replies = room.shared.incoming
+                    room.shared.incoming.removeAll()
+                    for case .reply(let session, let frame) in replies { session.reply(frame) }
+                } else if room.shared.isBehind(version: room.store.version) {
+                    await self.catchUp(room)
+                } else {
+                    break
+                }
+            }
+            room.shared.pumping = false
+            self.roomBecameIdle(room)
+        }
+    }
+
+    /// One locked write: what other servers committed, then everything the room received, committed together.
+    private func write(_ room: Room) async {
+        guard let shared else { return }
+        room.shared.batch = room.shared.incoming
+        room.shared.incoming.removeAll()
+        let sessions = Array(Set(room.shared.batch.compactMap(\.sessionName)))
+        let name = room.name
+        do {
+            try await shared.write(room: name, after: room.store.version, sessions: sessions) { catchUp in
+                await self.prepare(name, catchUp)
+            }
+            room.shared.applied = false
+            room.shared.batch.removeAll()
+            let written = room.writes.finished()
+            marksStored(room.shared.batchMarks)
+            release(written)
+        } catch {
+            failWrite(of: room, because: error)
+        }
+    }
+
+    /// Inside the locked write: applies what others committed, then the batch; returns what to commit.
+    private func prepare(_ name: String, _ catchUp: RoomCatchUp) -> RoomWrite {
+        guard let room = rooms[name] else { return RoomWrite(changes: [], snapshots: [], sessions: sessionWrites()) }
+        guard applyCommitted(catchUp.missed, to: room) else {
+            // The room cannot continue from what it holds: nothing is applied, and it is read again.
+            abandon(room, because: "its log could not be followed")
+            return RoomWrite(changes: [], snapshots: [], sessions: sessionWrites())
+        }
+        if let epoch = catchUp.epoch {
+            room.epoch = epoch
+            room.epochStored = true
+        }
+        for mark in catchUp.marks { room.marks.adopt(mark) }
+        room.shared.applied = true
+        room.shared.preparing = true
+        for item in room.shared.batch {
+            switch item {
+            case .request(let request, let session):
+                if isNew(request, from: session) { change(request.message, seq: request.seq, from: session) }
+            case .effect(let action):
+                apply(action, in: room)
+            case .reply(let session, let frame):
+                room.writes.pending.append(.reply(session, frame))
+            }
+        }
+        room.shared.preparing = false
+        let (rows, snapshots, sessions) = room.writes.takeWrite(sessions: sessionWrites())
+        room.shared.batchMarks = sessions.marks
+        return RoomWrite(changes: rows, snapshots: snapshots, sessions: sessions)
+    }
+
+    /// A locked write failed. If nothing was applied the requests are answered `unavailable` and the room stays;
+    /// otherwise the room's memory is ahead of its log, so it is dropped and its clients reconnect to what is stored.
+    private func failWrite(of room: Room, because error: StorageError) {
+        logger.error("cannot commit a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
+        let batch = room.shared.batch
+        room.shared.batch.removeAll()
+        _ = room.writes.finished()
+        for item in batch {
+            switch item {
+            case .request(let request, let session):
+                let message = ServerMessage.error(id: request.message.id, code: "unavailable", message: Self.unavailable)
+                session.reply(OutboundFrame(text: message.serialized()))
+            case .reply(let session, let frame):
+                session.reply(frame)
+            case .effect(let action):
+                logger.warning("an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
+            }
+        }
+        if room.shared.applied { abandon(room, because: "\(error)") }
+    }
+
+    /// Drops a room whose memory cannot be trusted; its clients are told and disconnected, and resume from the log.
+    private func abandon(_ room: Room, because reason: String) {
+        room.shared.applied = false
+        guard rooms[room.name] === room else { return }
+        rooms[room.name] = nil
+        metrics.rooms.decrement()
+        let notice = ServerMessage.error(
+            id: nil, code: "unavailable", message: "the room must be read again (\(reason)); reconnect")
+        for session in room.sessions {
+            session.connection.context = nil
+            session.connection.send(OutboundFrame(text: notice.serialized()))
+            session.connection.close(code: 1011, reason: "room reloading")
+            connectionClosed(session)
+        }
+    }
+
+    // MARK: - What other servers commit
+
+    /// Brings the room up to what the database has, when no write of its own is due.
+    private func catchUp(_ room: Room) async {
+        room.shared.needsCheck = false
+        let name = room.name
+        let after = room.store.version
+        let result = await readShared { try $0.changes(room: name, after: after) }
+        guard rooms[name] === room else { return }
+        switch result {
+        case .success(let changes):
+            if !applyCommitted(changes, to: room) { abandon(room, because: "its log could not be followed") }
+        case .failure(let error):
+            logger.warning("cannot read what a room missed", metadata: ["room": "\(name)", "error": "\(error)"])
+            try? await Task.sleep(for: .milliseconds(500))
+            room.shared.needsCheck = true
+        }
+    }
+
+    /// Applies changes committed by other servers to the room and sends them to its clients, byte for byte as
+    /// stored; false when they do not follow what it holds.
+    func applyCommitted(_ changes: [StoredChange], to room: Room) -> Bool {
+        let fresh = changes.drop { $0.version <= room.store.version }
+        guard let first = fresh.first else { return true }
+        guard first.version == room.store.version + 1 else { return false }
+        let replay: RoomReplay
+        do {
+            replay = try RoomReplay(continuing: room.store, with: Array(fresh), app: configuration.app)
+        } catch {
+            return false
+        }
+        room.store = replay.store
+        for change in fresh where change.version <= replay.store.version {
+            guard let patch = Self.loggedPatch(change), let inverse = try? JSONPatch(json: JSON(parsing: change.inverse))
+            else { return false }
+            room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
+            room.changesSinceSnapshot += 1
+            broadcast(patch, in: room)
+        }
+        return replay.damagedFrom == nil
+    }
+
+    /// Follows what other servers commit and publish, for as long as the storage is open.
+    func listen(to shared: any SharedRoomStorage) async {
+        let renewal = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: shared.peerLifetime / 3)
+                // A server that died stops renewing its peers: reading them again takes them out.
+                for room in self.rooms.values where !room.sessions.isEmpty { self.readRemotePeers(of: room) }
+            }
+        }
+        for await event in shared.events() {
+            switch event {
+            case .committed(let name, let version):
+                guard let room = rooms[name], version > room.store.version else { continue }
+                room.shared.announced = max(room.shared.announced, version)
+                pump(room)
+            case .peersChanged(let name):
+                if let room = rooms[name] { readRemotePeers(of: room) }
+            case .resynchronise:
+                for room in rooms.values {
+                    room.shared.needsCheck = true
+                    pump(room)
+                    readRemotePeers(of: room)
+                }
+            }
+        }
+        renewal.cancel()
+    }
+
+    // MARK: - Loading
+
+    /// Reads the room off the loop for `connection`, which waits (unread) with any others that asked meanwhile.
+    func awaitRoom(_ name: String, for connection: WebSocketConnection, grant: AccessGrant) {
+        connection.pauseReceiving()
+        joining[name, default: []].append((connection, grant))
+        guard joining[name]?.count == 1 else { return }
+        let configuration = configuration
+        Task {
+            let image = await self.readShared { try StoredRoomImage.read(room: name, from: $0, configuration: configuration) }
+            self.roomRead(name, image)
+        }
+    }
+
+    private func roomRead(_ name: String, _ image: Result<StoredRoomImage, StorageError>) {
+        let waiting = joining.removeValue(forKey: name) ?? []
+        let room: Room
+        switch image {
+        case .success(let image):
+            room = rooms[name] ?? install(image, as: name)
+        case .failure(let error):
+            logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
+            for (connection, _) in waiting where connection.isOpen {
+                connection.close(code: 1011, reason: "the room cannot be loaded")
+            }
+            return
+        }
+        // Whatever was committed while it was read is fetched next.
+        room.shared.needsCheck = true
+        for (connection, grant) in waiting where connection.isOpen {
+            connection.resumeReceiving()
+            join(connection, to: room, grant: grant)
+        }
+        pump(room)
+    }
+
+    /// Runs a blocking storage call on the reading queue, off the loop.
+    func readShared<T: Sendable>(
+        _ body: @escaping @Sendable (any RoomStorage) throws -> T
+    ) async -> Result<T, StorageError> {
+        guard let log else { return .failure(.database("no storage")) }
+        return await withCheckedContinuation { continuation in
+            readers.async {
+                do {
+                    continuation.resume(returning: .success(try body(log)))
+                } catch let error as StorageError {
+                    continuation.resume(returning: .failure(error))
+                } catch {
+                    continuation.resume(returning: .failure(.database("\(error)")))
+                }
+            }
+        }
+    }
+
+    // MARK: - Presence
+
+    /// Publishes this server's clients of the room when they changed, one publication at a time.
+    func publishPeers(of room: Room) {
+        guard let shared, !room.shared.publishing else { return }
+        let name = room.name
+        room.shared.publishing = true
+        Task {
+            while room.sessions.map(\.peer) != room.shared.publishedPeers {
+                let peers = room.sessions.map(\.peer)
+                do {
+                    try await shared.publish(peers: peers, room: name)
+                    room.shared.publishedPeers = peers
+                } catch {
+                    logger.warning("cannot publish presence", metadata: ["room": "\(name)", "error": "\(error)"])
+                    break
+                }
+            }
+            room.shared.publishing = false
+        }
+    }
+
+    /// Reads the room's clients on other servers; a change goes out as presence.
+    func readRemotePeers(of room: Room) {
+        guard let shared, !room.shared.readingPeers else { return }
+        let name = room.name
+        room.shared.readingPeers = true
+        Task {
+            if let peers = try? await shared.remotePeers(room: name), peers != room.shared.remotePeers {
+                room.shared.remotePeers = peers
+                self.schedulePresence(in: room)
+            }
+            room.shared.readingPeers = false
+        }
+    }
+}
