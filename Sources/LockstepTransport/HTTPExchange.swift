@@ -23,9 +23,10 @@ final class HTTPExchange {
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(server.configuration.responseWaitTimeoutSeconds))
     }
 
-    /// The producer of a paused exchange has answered: reading resumes (lws serves no writeable callback to a wsi
-    /// whose reading is paused) and the writeable callback writes what it has. Loop thread.
+    /// The producer of a paused exchange has answered: the wait's deadline goes, reading resumes (lws serves no
+    /// writeable callback to a wsi whose reading is paused) and the writeable callback writes what it has. Loop thread.
     static func proceed(_ wsi: OpaquePointer) {
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         lws_rx_flow_control(wsi, 1 | Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW))
         lws_callback_on_writable(wsi)
     }
