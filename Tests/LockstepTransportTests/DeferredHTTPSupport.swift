@@ -59,6 +59,12 @@ final class DeferringDelegate: WebSocketServerDelegate, @unchecked Sendable {
             let promise = HTTPPromise()
             promises.withLock { $0[id] = promise }
             return .deferred(promise)
+        case "/again":
+            // Every request gets the same promise: only the first may wait on it.
+            return .deferred(promises.withLock { promises in
+                if promises["again"] == nil { promises["again"] = HTTPPromise() }
+                return promises["again"]!
+            })
         case "/now":
             let promise = HTTPPromise()
             promise.complete(with: HTTPResponse(status: 200, text: "at once"))

@@ -74,6 +74,23 @@ struct DeferredHTTPTests {
         }
     }
 
+    @Test func aPromiseReturnedForASecondRequestAnswers500() async throws {
+        let delegate = DeferringDelegate()
+        let server = try makeServer(delegate)
+        defer { server.shutdown() }
+        try await withTimeout {
+            let first = try RawSocket(port: server.port)
+            first.get("/again")
+            #expect(await delegate.recorder.wait { $0.contains(.http("GET /again ")) })
+            let second = try RawSocket(port: server.port)
+            second.get("/again")
+            #expect(second.readHead().hasPrefix("HTTP/1.1 500"))
+            try #require(delegate.promise("again")).complete(with: HTTPResponse(status: 200, text: "first"))
+            #expect(first.readHead().hasPrefix("HTTP/1.1 200"))
+            #expect(first.readBody(count: 5) == Array("first".utf8))
+        }
+    }
+
     @Test func completingAfterTheClientLeftIsHarmless() async throws {
         let delegate = DeferringDelegate()
         let server = try makeServer(delegate)
