@@ -128,7 +128,13 @@ public final class PostgresRoomStorage: SharedRoomStorage {
             }
             done.signal()
         }
-        done.wait()
+        // The operation is bounded; this bound is a last resort for a caller that blocks the thread the operation
+        // itself needs (a Swift concurrency thread).
+        guard done.wait(timeout: .now() + .milliseconds(Int(configuration.operationTimeout / .milliseconds(1)) + 1_000))
+            == .success
+        else {
+            throw .unavailable("\(what): no answer; call the storage from a dispatch queue, not from a Swift task")
+        }
         return try result.withLock { $0! }.get()
     }
 

@@ -10,10 +10,10 @@ import Testing
         let server = try PostgresServer()
         defer { server.stop() }
         let first = try await openStorage(server)
-        first.close()
+        try await offPool { first.close() }
         #expect(try server.sql("SELECT key || '=' || value FROM lockstep_meta ORDER BY key") == "app=counter\nschema_version=1")
         let second = try await openStorage(server)
-        defer { second.close() }
+        defer { closeInBackground(second) }
         #expect(second.node > first.node)
         #expect(try server.sql("SELECT count(*) FROM lockstep_meta") == "2")
     }
@@ -26,13 +26,14 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(Set(storages.map(\.node)).count == 4)
-        for storage in storages { storage.close() }
+        for storage in storages { try await offPool { storage.close() } }
     }
 
     @Test func refusesAnotherAppsDatabase() async throws {
         let server = try PostgresServer()
         defer { server.stop() }
-        try await openStorage(server, app: "counter").close()
+        let first = try await openStorage(server, app: "counter")
+        try await offPool { first.close() }
         await #expect(throws: StorageError.appMismatch(stored: "counter", running: "todos")) {
             try await openStorage(server, app: "todos")
         }
@@ -41,7 +42,8 @@ import Testing
     @Test func refusesANewerSchema() async throws {
         let server = try PostgresServer()
         defer { server.stop() }
-        try await openStorage(server).close()
+        let first = try await openStorage(server)
+        try await offPool { first.close() }
         try server.sql("UPDATE lockstep_meta SET value = '99' WHERE key = 'schema_version'")
         do {
             _ = try await openStorage(server)

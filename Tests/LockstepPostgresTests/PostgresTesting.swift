@@ -26,6 +26,12 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     }
 }
 
+/// Closes `storage` on a dispatch thread without waiting: `close()` blocks, and a test's `defer` runs on the
+/// concurrency pool.
+func closeInBackground(_ storage: PostgresRoomStorage) {
+    DispatchQueue.global().async { storage.close() }
+}
+
 /// Waits until `condition` holds, checking every 20 ms for at most `timeout`; whether it held.
 func eventually(within timeout: Duration = .seconds(5), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
