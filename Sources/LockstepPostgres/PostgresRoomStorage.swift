@@ -133,6 +133,7 @@ public final class PostgresRoomStorage: SharedRoomStorage {
         guard done.wait(timeout: .now() + .milliseconds(Int(configuration.operationTimeout / .milliseconds(1)) + 1_000))
             == .success
         else {
+            markUnavailable()
             throw .unavailable("\(what): no answer; call the storage from a dispatch queue, not from a Swift task")
         }
         return try result.withLock { $0! }.get()

@@ -4,6 +4,11 @@ import LockstepStorage
 import LockstepTestSupport
 import Logging
 import Synchronization
+import Testing
+
+/// Every PostgreSQL test, one at a time: each runs its own server, and several starting at once on a small machine
+/// starve each other past the storage's timeouts.
+@Suite(.serialized) enum PostgresTests {}
 
 /// Opens a storage on `server`'s database with short timeouts, for tests.
 func openStorage(
