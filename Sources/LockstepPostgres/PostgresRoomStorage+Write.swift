@@ -1,4 +1,3 @@
-import LockstepCore
 public import LockstepStorage
 import PostgresNIO
 
