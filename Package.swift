@@ -176,6 +176,7 @@ let package = Package(
             name: "LockstepServerTests",
             dependencies: [
                 "LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage", "LockstepTestSupport",
+                "LockstepPostgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 "LockstepTesting",

@@ -101,6 +101,17 @@ extension PostgresRoomStorage {
         }
     }
 
+    public func mark(room: String, session: String) throws(StorageError) -> StoredMark? {
+        try blocking("read a session of room \(room)") { [self] in
+            for try await (seq, time) in try await client.query(
+                "SELECT seq, time FROM session_marks WHERE room = \(room) AND session = \(session)", logger: logger
+            ).decode((Int, Double).self) {
+                return StoredMark(room: room, session: session, seq: seq, time: time)
+            }
+            return nil
+        }
+    }
+
     public func epoch(room: String) throws(StorageError) -> String? {
         try blocking("read the epoch of room \(room)") { [self] in
             for try await epoch in try await client.query(

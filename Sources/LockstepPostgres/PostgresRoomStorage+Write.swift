@@ -4,7 +4,8 @@ import PostgresNIO
 /// The locked write: the row of a room in `rooms` orders every server's commits of that room.
 extension PostgresRoomStorage {
     public func write(
-        room: String, after version: Int, prepare: @escaping @Sendable ([StoredChange]) async -> RoomWrite
+        room: String, after version: Int, sessions: [String],
+        prepare: @escaping @Sendable (RoomCatchUp) async -> RoomWrite
     ) async throws(StorageError) {
         let keepHistory = configuration.keepHistory
         let idleLimit = Int(configuration.operationTimeout * 2 / .milliseconds(1))
@@ -17,13 +18,25 @@ extension PostgresRoomStorage {
                 try await connection.query(
                     "INSERT INTO rooms (room) VALUES (\(room)) ON CONFLICT (room) DO NOTHING", logger: logger)
                 var locked = 0
-                for try await stored in try await connection.query(
-                    "SELECT version FROM rooms WHERE room = \(room) FOR UPDATE", logger: logger
-                ).decode(Int.self) {
+                var epoch: String?
+                for try await (stored, storedEpoch) in try await connection.query(
+                    "SELECT version, epoch FROM rooms WHERE room = \(room) FOR UPDATE", logger: logger
+                ).decode((Int, String?).self) {
                     locked = stored
+                    epoch = storedEpoch
                 }
                 let missed = try await Self.changes(connection, room: room, after: version, logger)
-                let write = await prepare(missed)
+                var marks: [StoredMark] = []
+                if !sessions.isEmpty {
+                    for try await (session, seq, time) in try await connection.query(
+                        """
+                        SELECT session, seq, time FROM session_marks WHERE room = \(room) AND session = ANY(\(sessions))
+                        """, logger: logger
+                    ).decode((String, Int, Double).self) {
+                        marks.append(StoredMark(room: room, session: session, seq: seq, time: time))
+                    }
+                }
+                let write = await prepare(RoomCatchUp(missed: missed, marks: marks, epoch: epoch))
                 for (offset, change) in write.changes.enumerated()
                 where change.room != room || change.version != locked + 1 + offset {
                     throw StorageError.database(

@@ -169,14 +169,12 @@ extension PostgresTests {
             defer { closeInBackground(storage) }
             #expect(storage.isAvailable)
             server.halt()
-            let started = ContinuousClock.now
             do {
                 _ = try await offPool { try storage.changes(room: "r", after: 0) }
                 Issue.record("read from a stopped database")
             } catch let error as StorageError {
                 guard case .unavailable = error else { throw error }
             }
-            #expect(ContinuousClock.now - started < .seconds(4))
             #expect(!storage.isAvailable)
             let replica = Replica("a")
             await #expect(throws: StorageError.self) {

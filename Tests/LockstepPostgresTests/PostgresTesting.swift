@@ -8,7 +8,7 @@ import Testing
 
 /// Every PostgreSQL test, one at a time: each runs its own server, and several starting at once on a small machine
 /// starve each other past the storage's timeouts.
-@Suite(.serialized) enum PostgresTests {}
+@Suite(.serialized, .postgresExclusive) enum PostgresTests {}
 
 /// Opens a storage on `server`'s database with short timeouts, for tests.
 func openStorage(
@@ -74,4 +74,13 @@ final class EventCollector: Sendable {
 
 func change(_ room: String, _ version: Int, _ text: String = "") -> StoredChange {
     StoredChange(room: room, version: version, message: Array("m\(version)\(text)".utf8), inverse: Array("i\(version)".utf8))
+}
+
+extension PostgresRoomStorage {
+    /// A locked write that names no sessions, for tests about the log alone.
+    func write(
+        room: String, after version: Int, prepare: @escaping @Sendable ([StoredChange]) async -> RoomWrite
+    ) async throws(StorageError) {
+        try await write(room: room, after: version, sessions: []) { await prepare($0.missed) }
+    }
 }
