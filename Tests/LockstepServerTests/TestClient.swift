@@ -28,9 +28,10 @@ final class TestClient: Sendable {
     }
 
     static func connect(
-        port: Int, room: String = "test", query: String = "", using transport: WebSocketClient
+        host: String = "127.0.0.1", port: Int, room: String = "test", query: String = "",
+        using transport: WebSocketClient
     ) async throws -> TestClient {
-        let url = "ws://127.0.0.1:\(port)/rooms/\(room)" + (query.isEmpty ? "" : "?\(query)")
+        let url = "ws://\(host):\(port)/rooms/\(room)" + (query.isEmpty ? "" : "?\(query)")
         return TestClient(socket: try await WebSocket.connect(url, using: transport))
     }
 
