@@ -3,11 +3,11 @@ import Glibc
 #endif
 
 extension NetworkNamespace {
-    /// Adds a second veth pair into the namespace, on a /24 apart from the first pair's; ``remove()`` deletes it
-    /// with the namespace.
+    /// Adds a second veth pair into the namespace, on a /24 apart from every slot's first pair; ``remove()`` deletes
+    /// it with the namespace.
     public func addLink() throws -> NamespaceLink {
-        let tag = "\(getpid() % 100_000)"
-        let subnet = "10.\(150 + Int(getpid()) % 50).\(Int(getpid() / 50) % 250)"
+        let tag = String(name.dropFirst("lockstep".count))
+        let subnet = "10.\(150 - 100 * slot + Int(getpid()) % 50).\(Int(getpid() / 50) % 250)"
         let link = NamespaceLink(
             hostInterface: "lsd\(tag)", innerInterface: "lsi\(tag)", hostAddress: "\(subnet).1",
             innerAddress: "\(subnet).2")
