@@ -37,9 +37,9 @@ fail() { echo "FAIL: $1"; shift; for file in "$@"; do echo "--- $file:"; tail -n
 # PostgreSQL refuses to run as root.
 as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# `wait_for FILE PATTERN`: true once FILE has a line matching the extended regex, within 10 s.
+# `wait_for FILE PATTERN [SECONDS]`: true once FILE has a line matching the extended regex, within 10 s or SECONDS.
 wait_for() {
-    for _ in $(seq 100); do
+    for _ in $(seq "$((${3:-10} * 10))"); do
         grep -qE -- "$2" "$1" 2>/dev/null && return 0
         sleep 0.1
     done
@@ -63,7 +63,7 @@ for i in 1 2 3; do
     "$bin" serve --port 0 --app counter --postgres "$database" --rate-limit 0 --max-connections-per-ip 100000 \
         >"$tmp/node$i.log" 2>&1 &
     node_pids+=($!)
-    wait_for "$tmp/node$i.log" 'ws://127.0.0.1:[0-9]+' || started "server $i" "$tmp/node$i.log"
+    wait_for "$tmp/node$i.log" 'ws://127.0.0.1:[0-9]+' 30 || started "server $i" "$tmp/node$i.log"
     ports+=("$(grep -oE 'ws://127.0.0.1:[0-9]+' "$tmp/node$i.log" | head -n 1 | sed 's/.*://')")
 done
 # Each server's number, as it appears in the ids it gives clients (`c3-2`), asked of each directly.
