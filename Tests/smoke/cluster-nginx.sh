@@ -24,7 +24,8 @@ cleanup() {
     [ -n "${nginx_pid:-}" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
     for pid in "${client_pids[@]}" "${node_pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
     wait 2>/dev/null
-    [ -f "$tmp/pg/data/postmaster.pid" ] && as_postgres "$pg_bin/pg_ctl" -D "$tmp/pg/data" -m immediate -w stop >/dev/null
+    [ -f "$tmp/pg/data/postmaster.pid" ] \
+        && as_postgres "$pg_bin/pg_ctl" -D "$tmp/pg/data" -m immediate -w stop >/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -33,7 +34,13 @@ trap 'exit 1' INT TERM
 passed=0
 failed=0
 pass() { echo "PASS: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; shift; for file in "$@"; do echo "--- $file:"; tail -n 20 "$file"; done; failed=$((failed + 1)); }
+# `fail CHECK [FILE...]`: the check failed; the end of each file shows why.
+fail() {
+    echo "FAIL: $1"
+    shift
+    for file in "$@"; do echo "--- $file:"; tail -n 20 "$file"; done
+    failed=$((failed + 1))
+}
 # PostgreSQL refuses to run as root.
 as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -53,7 +60,8 @@ pg_port=$(free_port)
 as_postgres "$pg_bin/initdb" -D "$tmp/pg/data" -U postgres --auth=trust -E UTF8 >"$tmp/initdb.log" 2>&1 \
     || started PostgreSQL "$tmp/initdb.log"
 as_postgres "$pg_bin/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $pg_port -k $tmp/pg -c fsync=off" start >/dev/null || started PostgreSQL "$tmp/pg/log"
+    -o "-c listen_addresses=127.0.0.1 -p $pg_port -k $tmp/pg -c fsync=off" start >/dev/null \
+    || started PostgreSQL "$tmp/pg/log"
 "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -Xq -c 'CREATE DATABASE lockstep'
 database="postgres://postgres@127.0.0.1:$pg_port/lockstep"
 
@@ -69,7 +77,7 @@ done
 # Each server's number, as it appears in the ids it gives clients (`c3-2`), asked of each directly.
 declare -A node_index
 for i in 0 1 2; do
-    you=$( (sleep 0.5) | timeout 5 websocat "ws://127.0.0.1:${ports[$i]}/rooms/whoami" | head -n 1 \
+    you=$( (sleep 0.5) | timeout 5 websocat "ws://127.0.0.1:${ports[$i]}/rooms/whoami" 2>/dev/null | head -n 1 \
         | grep -oE '"you":"c[0-9]+-[0-9]+"' || true)
     [ -n "$you" ] || started "server $((i + 1))'s WebSocket" "$tmp/node$((i + 1)).log"
     node_index[$(sed -E 's/.*-([0-9]+)"/\1/' <<<"$you")]=$i
@@ -154,11 +162,14 @@ for client in a b c; do
         if wait_for "$tmp/$client.out" "\"type\":\"patch\".*\"id\":\"$id\""; then seen=$((seen + 1)); fi
     done
 done
-same=$(for client in a b c; do { grep -E '"type":"patch","version":(2|3),' "$tmp/$client.out" || true; } | md5sum; done | sort -u)
+same=$(for client in a b c; do
+    { grep -E '"type":"patch","version":(2|3),' "$tmp/$client.out" || true; } | md5sum
+done | sort -u)
 if [ "$seen" -eq 6 ] && [ "$(grep -c . <<<"$same")" -eq 1 ]; then
     pass "clients on different servers see each other's patches, the same bytes on every server"
 else
-    fail "clients on different servers see each other's patches ($seen of 6 seen)" "$tmp/a.out" "$tmp/b.out" "$tmp/c.out"
+    fail "clients on different servers see each other's patches ($seen of 6 seen)" \
+        "$tmp/a.out" "$tmp/b.out" "$tmp/c.out"
 fi
 
 # 3. More changes from a, each acknowledged; then a's server is killed with -9 at once.
@@ -190,7 +201,8 @@ fi
 total=$(acked)
 ok=1
 for n in 1 2 3; do
-    out=$( (sleep 1) | timeout 10 websocat "ws://127.0.0.1:$proxy_port/rooms/cluster?name=late$n" | head -n 1 || true)
+    url="ws://127.0.0.1:$proxy_port/rooms/cluster?name=late$n"
+    out=$( (sleep 1) | timeout 10 websocat "$url" 2>/dev/null | head -n 1 || true)
     grep -qE "\"type\":\"snapshot\".*\"version\":$total,\"state\":\\{\"count\":$total\\}" <<<"$out" || {
         ok=0
         echo "late$n got: $out"
