@@ -105,6 +105,11 @@ final class Room {
         return caughtUp
     }
 
+    /// Changes after the last snapshot were taken back: its state is encoded again.
+    func forgetEncodedState() {
+        cachedState = nil
+    }
+
     /// The patches after `version`, if the room still has all of them.
     func patches(after version: Int) -> [LoggedPatch]? {
         let current = releasedVersion

@@ -31,4 +31,9 @@ struct RoomTimeline {
             steps.removeFirst()
         }
     }
+
+    /// Forgets the changes after `version`: they were taken back.
+    mutating func forget(after version: Int) {
+        while let last = steps.last, last.version > version { steps.removeLast() }
+    }
 }

@@ -63,6 +63,12 @@ struct SessionMarks {
             seq: max(old.seq, mark.seq), stored: max(old.stored, mark.seq), time: max(old.time, mark.time))
     }
 
+    /// Takes `session`'s mark back to what the log has: the requests it covered beyond that were taken back.
+    mutating func rollBack(_ session: String) {
+        guard let mark = marks[session] else { return }
+        marks[session]?.seq = mark.stored
+    }
+
     /// Forgets every session idle for `idleSeconds` or longer.
     mutating func forgetIdle(now: Double, idleSeconds: Double) {
         marks = marks.filter { now - $0.value.time < idleSeconds }

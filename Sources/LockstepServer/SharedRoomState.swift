@@ -27,10 +27,11 @@ struct SharedRoomState {
     var incoming: [Incoming] = []
     /// What the write in flight took from `incoming`.
     var batch: [Incoming] = []
-    /// The session marks the write in flight stores.
+    /// What the write in flight stores, and the room as it was before the batch: enough to take the batch back.
+    var batchRows: [StoredChange] = []
     var batchMarks: [StoredMark] = []
-    /// The write in flight has applied its batch to the store (the store is ahead of what is committed).
-    var applied = false
+    var batchEpoch = false
+    var before: (version: Int, history: History)?
     /// The batch is being applied: replies go with the write, not to `incoming`.
     var preparing = false
     /// The room's writes and catch-ups are running (one at a time per room).

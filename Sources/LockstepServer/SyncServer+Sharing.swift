@@ -67,7 +67,7 @@ extension SyncServer {
             try await shared.write(room: name, after: room.store.version, sessions: sessions) { catchUp in
                 await self.prepare(name, catchUp)
             }
-            room.shared.applied = false
+            room.shared.before = nil
             room.shared.batch.removeAll()
             let written = room.writes.finished()
             marksStored(room.shared.batchMarks)
@@ -90,7 +90,7 @@ extension SyncServer {
             room.epochStored = true
         }
         for mark in catchUp.marks { room.marks.adopt(mark) }
-        room.shared.applied = true
+        room.shared.before = (room.store.version, room.store.history)
         room.shared.preparing = true
         for item in room.shared.batch {
             switch item {
@@ -104,17 +104,20 @@ extension SyncServer {
         }
         room.shared.preparing = false
         let (rows, snapshots, sessions) = room.writes.takeWrite(sessions: sessionWrites())
+        room.shared.batchRows = rows
         room.shared.batchMarks = sessions.marks
+        room.shared.batchEpoch = !sessions.epochs.isEmpty
         return RoomWrite(changes: rows, snapshots: snapshots, sessions: sessions)
     }
 
-    /// A locked write failed. If nothing was applied the requests are answered `unavailable` and the room stays;
-    /// otherwise the room's memory is ahead of its log, so it is dropped and its clients reconnect to what is stored.
+    /// A locked write failed: its requests are answered `unavailable` (nothing of them was applied), and a batch
+    /// already applied to the room is taken back, so the room is again what its clients have.
     private func failWrite(of room: Room, because error: StorageError) {
         logger.error("cannot commit a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
         let batch = room.shared.batch
         room.shared.batch.removeAll()
         _ = room.writes.finished()
+        if room.shared.before != nil { rollBack(room) }
         for item in batch {
             switch item {
             case .request(let request, let session):
@@ -126,12 +129,39 @@ extension SyncServer {
                 logger.warning("an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
             }
         }
-        if room.shared.applied { abandon(room, because: "\(error)") }
+    }
+
+    /// Takes back the changes, marks and epoch of a batch that was not committed (or may not have been: then the next
+    /// catch-up brings back what was). Clients that joined meanwhile saw them, and are sent away to resume.
+    private func rollBack(_ room: Room) {
+        guard let before = room.shared.before else { return }
+        room.shared.before = nil
+        do {
+            var state = try room.store.stateJSON()
+            for row in room.shared.batchRows.reversed() {
+                try JSONPatch(json: JSON(parsing: row.inverse)).apply(to: &state)
+            }
+            room.store = try configuration.app.restoreStore(state: state, version: before.version, history: before.history)
+        } catch {
+            return abandon(room, because: "a change could not be taken back: \(error)")
+        }
+        room.timeline.forget(after: before.version)
+        room.forgetEncodedState()
+        room.changesSinceSnapshot = max(0, room.changesSinceSnapshot - room.shared.batchRows.count)
+        for mark in room.shared.batchMarks { room.marks.rollBack(mark.session) }
+        if room.shared.batchEpoch { room.epochStored = false }
+        room.shared.needsCheck = true
+        let notice = ServerMessage.error(id: nil, code: "unavailable", message: "reconnect to resume")
+        for session in room.sessions where session.syncedVersion > before.version {
+            session.connection.context = nil
+            session.connection.send(OutboundFrame(text: notice.serialized()))
+            session.connection.close(code: 1011, reason: "the changes it was sent were taken back")
+            connectionClosed(session)
+        }
     }
 
     /// Drops a room whose memory cannot be trusted; its clients are told and disconnected, and resume from the log.
     private func abandon(_ room: Room, because reason: String) {
-        room.shared.applied = false
         guard rooms[room.name] === room else { return }
         rooms[room.name] = nil
         metrics.rooms.decrement()

@@ -77,7 +77,7 @@ public actor SyncServer {
             "listening",
             metadata: [
                 "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
-                "data": "\(configuration.dataDirectory ?? "memory")",
+                "data": "\(shared != nil ? "shared" : configuration.dataDirectory ?? "memory")",
             ])
     }
 
