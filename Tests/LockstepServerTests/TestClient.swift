@@ -62,6 +62,8 @@ final class TestClient: Sendable {
         timeout: Duration, sourceLocation: SourceLocation
     ) async throws -> (json: JSON, message: ServerMessage) {
         guard let message = await inbox.next(timeout: timeout) else {
+            // A connection the server closed ends the wait at once; a caller expecting that catches `closed`.
+            if await inbox.finished { throw TestClientError.closed }
             Issue.record("no message within \(timeout)", sourceLocation: sourceLocation)
             throw TestClientError.timedOut
         }
@@ -122,6 +124,8 @@ final class TestClient: Sendable {
 
 enum TestClientError: Error {
     case timedOut
+    /// The connection closed, and every message before was read.
+    case closed
     case notText
 }
 
@@ -130,7 +134,7 @@ private actor Inbox {
     private var buffer: [InboundMessage] = []
     private var waiter: (id: Int, continuation: CheckedContinuation<InboundMessage?, Never>)?
     private var waiterCount = 0
-    private var finished = false
+    private(set) var finished = false
     private(set) var state: JSON = .null
     private(set) var version = -1
     private(set) var gaps: [String] = []
