@@ -10,6 +10,8 @@ public struct HTTPResponse: Sendable, Equatable {
     public var headers: [String: String]
     /// A body produced while it is written, sent chunked in place of `body`; nil for a complete `body`.
     public var stream: HTTPBodyStream?
+    /// Set by ``deferred(_:)``: the answer comes later, through the promise, and the other fields are not sent.
+    public private(set) var promise: HTTPPromise?
 
     /// Builds a response; Content-Length is added automatically.
     public init(status: Int, contentType: String = "text/plain", body: [UInt8] = [], headers: [String: String] = [:]) {
@@ -23,6 +25,13 @@ public struct HTTPResponse: Sendable, Equatable {
     public init(status: Int, contentType: String, headers: [String: String] = [:], stream: HTTPBodyStream) {
         self.init(status: status, contentType: contentType, headers: headers)
         self.stream = stream
+    }
+
+    /// An answer that comes later: the transport writes nothing until `promise` is completed.
+    public static func deferred(_ promise: HTTPPromise) -> HTTPResponse {
+        var response = HTTPResponse(status: 0)
+        response.promise = promise
+        return response
     }
 
     /// Builds a text response.

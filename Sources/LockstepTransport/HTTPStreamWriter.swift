@@ -2,9 +2,21 @@ internal import CLibWebSockets
 
 /// Writes an ``HTTPBodyStream`` as HTTP/1.1 chunks, one writeable callback at a time. Loop-bound.
 enum HTTPStreamWriter {
-    /// Writes the next chunk of `exchange`'s stream; returns what the callback returns (-1 closes the connection).
+    /// What a writeable callback did with a stream.
+    enum Outcome {
+        /// Wrote a chunk; more follows.
+        case more
+        /// The producer has nothing yet: no write until it calls `resume()`.
+        case waiting
+        /// Wrote the final chunk.
+        case finished
+        /// The body cannot be completed, or the socket failed: the connection closes.
+        case failed
+    }
+
+    /// Writes the next chunk of `exchange`'s stream.
     static func write(_ exchange: HTTPExchange, stream: HTTPBodyStream, wsi: OpaquePointer, server: WebSocketServer)
-        -> (result: Int32, done: Bool)
+        -> Outcome
     {
         keepAlive(wsi, server: server)
         var finished = false
@@ -19,7 +31,11 @@ enum HTTPStreamWriter {
                 exchange.offset = 0
                 finished = true
             case .failed:
-                return (-1, true)
+                return .failed
+            case .later:
+                stream.waitingWsi = wsi
+                exchange.pause(wsi, server: server)
+                return .waiting
             }
         }
         let chunk = min(exchange.body.count - exchange.offset, server.configuration.coalesceBytes)
@@ -32,9 +48,9 @@ enum HTTPStreamWriter {
         let written = lws_write(
             wsi, base.assumingMemoryBound(to: UInt8.self), chunk, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
         )
-        if written < 0 { return (-1, true) }
+        if written < 0 { return .failed }
         keepAlive(wsi, server: server)
-        return (0, isLast)
+        return isLast ? .finished : .more
     }
 
     /// Gives the exchange another request timeout from now: a stream may take longer than that in all (its

@@ -96,7 +96,17 @@ private func exchangeSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutableRawP
 private func releaseExchange(_ user: UnsafeMutableRawPointer?) {
     guard let slot = exchangeSlot(user), let pointer = slot.load(as: UnsafeMutableRawPointer?.self) else { return }
     slot.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
-    Unmanaged<HTTPExchange>.fromOpaque(pointer).release()
+    let exchange = Unmanaged<HTTPExchange>.fromOpaque(pointer).takeRetainedValue()
+    // A producer may still hold the promise or the stream: neither may keep the wsi.
+    exchange.promise?.detach()
+    exchange.stream?.waitingWsi = nil
+}
+
+private func storeExchange(_ exchange: HTTPExchange, in user: UnsafeMutableRawPointer?) -> Bool {
+    guard let slot = exchangeSlot(user) else { return false }
+    releaseExchange(user)
+    slot.storeBytes(of: Unmanaged.passRetained(exchange).toOpaque(), as: UnsafeMutableRawPointer?.self)
+    return true
 }
 
 private func handleHTTP(
@@ -109,7 +119,18 @@ private func handleHTTP(
     let request = HTTPRequest(wsi: wsi, path: path)
     let response = server.delegate.respond(to: request)
     request.invalidate()
+    return answer(wsi, user, with: response, isHead: request.method == "HEAD", server: server)
+}
 
+/// Writes `response`'s head and starts its body, or, for a deferred one, waits for its promise. In a callback of
+/// `wsi`; returns what the callback returns.
+private func answer(
+    _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, with response: HTTPResponse, isHead: Bool,
+    server: WebSocketServer
+) -> Int32 {
+    if let promise = response.promise {
+        return wait(for: promise, wsi, user, isHead: isHead, server: server)
+    }
     let pre = CLibWebSockets_LWS_PRE
     let headerSpace = min(8192, server.configuration.coalesceBytes)
     let start = (server.writeBuffer + pre).assumingMemoryBound(to: UInt8.self)
@@ -131,17 +152,37 @@ private func handleHTTP(
     }
     if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
 
-    if (response.body.isEmpty && response.stream == nil) || request.method == "HEAD" {
+    if (response.body.isEmpty && response.stream == nil) || isHead {
+        releaseExchange(user)
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
-    guard let slot = exchangeSlot(user) else { return -1 }
-    releaseExchange(user)
-    slot.storeBytes(
-        of: Unmanaged.passRetained(HTTPExchange(body: response.body, stream: response.stream)).toOpaque(),
-        as: UnsafeMutableRawPointer?.self
-    )
-    if response.stream != nil { HTTPStreamWriter.keepAlive(wsi, server: server) }
+    guard storeExchange(HTTPExchange(body: response.body, stream: response.stream), in: user) else { return -1 }
+    if let stream = response.stream {
+        stream.bind(to: server.loop)
+        HTTPStreamWriter.keepAlive(wsi, server: server)
+    }
     lws_callback_on_writable(wsi)
+    return 0
+}
+
+/// Parks the request until `promise` is completed; its writeable callback then writes the answer.
+private func wait(
+    for promise: HTTPPromise, _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, isHead: Bool,
+    server: WebSocketServer
+) -> Int32 {
+    let (attached, ready) = promise.attach(to: wsi, loop: server.loop, isHead: isHead)
+    guard attached else {
+        let misuse = HTTPResponse(status: 500, text: "an HTTPPromise can answer only one request\n")
+        return answer(wsi, user, with: misuse, isHead: isHead, server: server)
+    }
+    let exchange = HTTPExchange(body: [])
+    exchange.promise = promise
+    guard storeExchange(exchange, in: user) else { return -1 }
+    if ready {
+        lws_callback_on_writable(wsi)
+    } else {
+        exchange.pause(wsi, server: server)
+    }
     return 0
 }
 
@@ -149,14 +190,26 @@ private func writeHTTPBody(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer
     guard let pointer = exchangeSlot(user)?.load(as: UnsafeMutableRawPointer?.self) else { return 0 }
     let server = server(of: wsi)
     let exchange = Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue()
+    if let promise = exchange.promise {
+        guard let response = promise.takeResponse() else { return 0 }
+        exchange.promise = nil
+        return answer(wsi, user, with: response, isHead: promise.isHead, server: server)
+    }
     if let stream = exchange.stream {
-        let (result, done) = HTTPStreamWriter.write(exchange, stream: stream, wsi: wsi, server: server)
-        guard result == 0, done else {
-            if result == 0 { lws_callback_on_writable(wsi) }
-            return result
+        // Still waiting for `resume()`: lws asked on its own.
+        if stream.waitingWsi != nil { return 0 }
+        switch HTTPStreamWriter.write(exchange, stream: stream, wsi: wsi, server: server) {
+        case .more:
+            lws_callback_on_writable(wsi)
+            return 0
+        case .waiting:
+            return 0
+        case .failed:
+            return -1
+        case .finished:
+            releaseExchange(user)
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
         }
-        releaseExchange(user)
-        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
     let chunk = min(exchange.body.count - exchange.offset, server.configuration.coalesceBytes)
     let base = server.writeBuffer + CLibWebSockets_LWS_PRE

@@ -28,12 +28,15 @@ public final class WebSocketServer: @unchecked Sendable {
         /// Seconds a new connection has to send its whole request (WebSocket handshake or HTTP) before lws
         /// closes it; bounds slowloris clients. lws's `timeout_secs` and `timeout_secs_ah_idle`.
         public var handshakeTimeoutSeconds: Int
+        /// Seconds an HTTP answer may wait for its producer (a deferred response, or a streamed body that answered
+        /// `.later`) before lws closes the connection; bounds answers that never come.
+        public var responseWaitTimeoutSeconds: Int
 
         /// Builds a configuration; the defaults suit a local development server.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxMessageBytes: Int = 1 << 20,
             receiveBufferBytes: Int = 4096, coalesceBytes: Int = 256 * 1024, logWarnings: Bool = false,
-            handshakeTimeoutSeconds: Int = 10
+            handshakeTimeoutSeconds: Int = 10, responseWaitTimeoutSeconds: Int = 30
         ) {
             self.host = host
             self.port = port
@@ -42,6 +45,7 @@ public final class WebSocketServer: @unchecked Sendable {
             self.coalesceBytes = coalesceBytes
             self.logWarnings = logWarnings
             self.handshakeTimeoutSeconds = handshakeTimeoutSeconds
+            self.responseWaitTimeoutSeconds = responseWaitTimeoutSeconds
         }
     }
 
