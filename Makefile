@@ -5,7 +5,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config
-TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver nginx
+TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
 ARGS ?=
 
 .PHONY: run test deps test-deps build release bench fuzz fuzz-smoke screenshots clean

@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Pure layers: no I/O, no threads.
@@ -75,6 +76,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Rooms shared by several servers.
+        .target(
+            name: "LockstepPostgres",
+            dependencies: [
+                "LockstepStorage", "LockstepCore", "LockstepJSON",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // The network layers.
         .target(
             name: "LockstepServer",
@@ -99,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "lockstep",
             dependencies: [
-                "LockstepServer", "LockstepClient", "LockstepStorage",
+                "LockstepServer", "LockstepClient", "LockstepStorage", "LockstepPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -148,6 +160,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "LockstepPostgresTests",
+            dependencies: [
+                "LockstepPostgres", "LockstepStorage", "LockstepCore", "LockstepTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "LockstepTransportTests",
             dependencies: ["LockstepTransport"],
             swiftSettings: strictSettings
@@ -156,6 +176,7 @@ let package = Package(
             name: "LockstepServerTests",
             dependencies: [
                 "LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage", "LockstepTestSupport",
+                "LockstepPostgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 "LockstepTesting",

@@ -63,9 +63,10 @@ extension SyncServer {
         room.shared.incoming.removeAll()
         let sessions = Array(Set(room.shared.batch.compactMap(\.sessionName)))
         let name = room.name
+        let id = ObjectIdentifier(room)
         do {
             try await shared.write(room: name, after: room.store.version, sessions: sessions) { catchUp in
-                await self.prepare(name, catchUp)
+                await self.prepare(name, id, catchUp)
             }
             room.shared.before = nil
             room.shared.batch.removeAll()
@@ -78,8 +79,10 @@ extension SyncServer {
     }
 
     /// Inside the locked write: applies what others committed, then the batch; returns what to commit.
-    private func prepare(_ name: String, _ catchUp: RoomCatchUp) -> RoomWrite {
-        guard let room = rooms[name] else { return RoomWrite(changes: [], snapshots: [], sessions: sessionWrites()) }
+    private func prepare(_ name: String, _ id: ObjectIdentifier, _ catchUp: RoomCatchUp) -> RoomWrite {
+        guard let room = rooms[name], ObjectIdentifier(room) == id else {
+            return RoomWrite(changes: [], snapshots: [], sessions: sessionWrites())
+        }
         guard applyCommitted(catchUp.missed, to: room) else {
             // The room cannot continue from what it holds: nothing is applied, and it is read again.
             abandon(room, because: "its log could not be followed")
@@ -250,7 +253,39 @@ extension SyncServer {
     /// Reads the room off the loop for `connection`, which waits (unread) with any others that asked meanwhile.
     func awaitRoom(_ name: String, for connection: WebSocketConnection, grant: AccessGrant) {
         connection.pauseReceiving()
-        joining[name, default: []].append((connection, grant))
+        guard rooms[name] != nil else { return awaitRoom(name, .socket(connection, grant)) }
+        guard let session = connection.query["session"].flatMap(SessionName.init)?.value else {
+            return joinRead(connection, grant: grant, room: name)
+        }
+        Task {
+            let mark = await self.readShared { try $0.mark(room: name, session: session) }
+            if case .success(let mark?) = mark { self.rooms[name]?.marks.adopt(mark) }
+            self.joinRead(connection, grant: grant, room: name)
+        }
+    }
+
+    /// Joins a client whose room was read (or, if it left memory meanwhile, reads it again).
+    private func joinRead(_ connection: WebSocketConnection, grant: AccessGrant, room name: String) {
+        guard connection.isOpen else { return }
+        guard let room = rooms[name] else { return awaitRoom(name, .socket(connection, grant)) }
+        connection.resumeReceiving()
+        join(connection, to: room, grant: grant)
+    }
+
+    /// On shared storage, a read of a room not in memory is answered once the room is read off the loop; nil when
+    /// the request is not such a read.
+    func deferredRead(_ request: HTTPRequest) -> HTTPResponse? {
+        guard shared != nil else { return nil }
+        let path = request.path.hasSuffix("/log") ? String(request.path.dropLast("/log".count)) : request.path
+        guard let name = RoomName(path: path)?.value, rooms[name] == nil else { return nil }
+        if let refusal = refusal(for: request, room: name) { return refusal }
+        let promise = HTTPPromise()
+        awaitRoom(name, .read(promise, request))
+        return .deferred(promise)
+    }
+
+    private func awaitRoom(_ name: String, _ waiter: RoomWaiter) {
+        joining[name, default: []].append(waiter)
         guard joining[name]?.count == 1 else { return }
         let configuration = configuration
         Task {
@@ -259,25 +294,37 @@ extension SyncServer {
         }
     }
 
-    private func roomRead(_ name: String, _ image: Result<StoredRoomImage, StorageError>) {
+    private func roomRead(_ name: String, _ result: Result<StoredRoomImage, StorageError>) {
         let waiting = joining.removeValue(forKey: name) ?? []
-        let room: Room
-        switch image {
-        case .success(let image):
-            room = rooms[name] ?? install(image, as: name)
+        let image: StoredRoomImage
+        switch result {
+        case .success(let read):
+            image = read
         case .failure(let error):
             logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
-            for (connection, _) in waiting where connection.isOpen {
-                connection.close(code: 1011, reason: "the room cannot be loaded")
+            for waiter in waiting { waiter.refuse(because: error) }
+            return
+        }
+        // A room never stored is made only for a client joining it; a read of it finds nothing.
+        let joins = waiting.contains { if case .socket = $0 { true } else { false } }
+        guard rooms[name] != nil || image.replay != nil || joins else {
+            for case .read(let promise, _) in waiting {
+                promise.complete(with: HTTPResponse(status: 404, text: "no room named \(name)\n"))
             }
             return
         }
+        let room = rooms[name] ?? install(image, as: name)
         // Whatever was committed while it was read is fetched next.
         room.shared.needsCheck = true
-        for (connection, grant) in waiting where connection.isOpen {
-            connection.resumeReceiving()
-            join(connection, to: room, grant: grant)
+        for waiter in waiting {
+            switch waiter {
+            case .socket(let connection, let grant):
+                joinRead(connection, grant: grant, room: name)
+            case .read(let promise, let request):
+                promise.complete(with: respond(to: request))
+            }
         }
+        readRemotePeers(of: room)
         pump(room)
     }
 

@@ -32,7 +32,7 @@ public actor SyncServer {
     /// Runs reads of shared storage off the loop thread, several at once.
     nonisolated let readers = DispatchQueue(label: "lockstep.storage.reads", attributes: .concurrent)
     /// Connections waiting for their room to be read from shared storage, by room.
-    var joining: [String: [(connection: WebSocketConnection, grant: AccessGrant)]] = [:]
+    var joining: [String: [RoomWaiter]] = [:]
     let logger: Logger
     var rooms: [String: Room] = [:]
     private var clientCount = 0
@@ -123,8 +123,9 @@ public actor SyncServer {
             return
         }
         guard let grant = admit(connection, to: roomName.value) else { return }
-        if shared != nil, rooms[roomName.value] == nil {
-            // The room is read off the loop; the client is not read until it is in.
+        if shared != nil {
+            // The room, or the session's mark another server may have moved, is read off the loop; the client is not
+            // read until it is in.
             awaitRoom(roomName.value, for: connection, grant: grant)
             return
         }
@@ -472,6 +473,7 @@ public actor SyncServer {
             return WebAssets.javascriptClient
         default:
             if let page = pageResponse(to: request) { return page }
+            if let deferred = deferredRead(request) { return deferred }
             if let answer = timeTravelResponse(to: request) { return answer }
             guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: name.value) { return refusal }

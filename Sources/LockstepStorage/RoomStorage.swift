@@ -46,6 +46,13 @@ extension RoomStorage {
 }
 
 extension RoomStorage {
+    /// The mark kept for one session of `room`; a storage that can read one should do so instead.
+    public func mark(room: String, session: String) throws(StorageError) -> StoredMark? {
+        try marks(room: room).first { $0.session == session }
+    }
+}
+
+extension RoomStorage {
     /// Filters ``changes(room:after:)``; a storage that can read a range should do so instead.
     public func changes(
         room: String, after version: Int, through last: Int, limit: Int

@@ -10,6 +10,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case unavailable(String)
     /// The shared database holds rooms of another app: servers sharing a database run the same app.
     case appMismatch(stored: String, running: String)
+    /// The shared database's URL cannot be used.
+    case badURL(String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
             "the room database cannot be reached: \(reason)"
         case .appMismatch(let stored, let running):
             "the database holds rooms of the app \(stored), not \(running): run --app \(stored), or use another database"
+        case .badURL(let reason):
+            "bad --postgres URL: \(reason)"
         }
     }
 }

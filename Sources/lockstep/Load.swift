@@ -24,8 +24,12 @@ struct Load: ParsableCommand {
             """
     )
 
-    @Option(help: "Room URL on a loopback address (127.0.0.0/8, localhost or [::1]).")
-    var url = "ws://127.0.0.1:8080/rooms/bench"
+    @Option(
+        help: """
+            Room URL on a loopback address (127.0.0.0/8, localhost or [::1]); repeat it for servers sharing a database: \
+            clients take the URLs in turn, writers first.
+            """)
+    var url = ["ws://127.0.0.1:8080/rooms/bench"]
 
     @Option(help: "WebSocket clients to open in the room.")
     var clients = 1000
@@ -77,11 +81,14 @@ struct Load: ParsableCommand {
         guard Self.action(for: app) != nil else {
             throw ValidationError("unknown --app '\(app)'; choose counter, json or todos")
         }
-        guard let host = Self.host(of: url) else {
-            throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM")
-        }
-        guard host == "localhost" || host == "[::1]" || host.hasPrefix("127.") else {
-            throw ValidationError("--url must point at a loopback address (127.x.x.x, localhost, [::1]), not '\(host)'")
+        for url in url {
+            guard let host = Self.host(of: url) else {
+                throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM")
+            }
+            guard host == "localhost" || host == "[::1]" || host.hasPrefix("127.") else {
+                throw ValidationError(
+                    "--url must point at a loopback address (127.x.x.x, localhost, [::1]), not '\(host)'")
+            }
         }
     }
 
@@ -138,7 +145,7 @@ struct Load: ParsableCommand {
             for index in issued..<upper {
                 let shard = shards[index % shards.count]
                 let writer = scenario != .connect && index < writers ? index : nil
-                shard.client.connect(to: url, delegate: LoadConnection(shard: shard, writer: writer))
+                shard.client.connect(to: url[index % url.count], delegate: LoadConnection(shard: shard, writer: writer))
             }
             issued = upper
             var settled = 0
@@ -160,7 +167,7 @@ struct Load: ParsableCommand {
             }
         }
         let ready = shards.reduce(0) { $0 + $1.ready.load(ordering: .relaxed) }
-        if ready == 0 { throw .connect("no connection to \(url) opened") }
+        if ready == 0 { throw .connect("no connection to \(url.joined(separator: ", ")) opened") }
     }
 
     /// The open-loop schedule: action `n` is due at `start + n / rate`, whatever the acks do; late sends keep
@@ -232,7 +239,7 @@ struct Load: ParsableCommand {
         let deliveries = total { $0.deliveries.load(ordering: .relaxed) }
         var report = LoadReport(
             scenario: scenario.rawValue,
-            url: url,
+            url: url.joined(separator: " "),
             clients: clients,
             connected: connected,
             connectFailures: total { $0.failed.load(ordering: .relaxed) },

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LockstepApps
 import LockstepCore
+import LockstepPostgres
 import LockstepServer
 import LockstepStorage
 import Logging
@@ -52,6 +53,19 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Directory where rooms are kept (SQLite, write-ahead). Created if missing.")
     var data = "./lockstep-data"
+
+    @Option(
+        help: """
+            Keep rooms in PostgreSQL (postgres://USER[:PASSWORD]@HOST:PORT/DATABASE) instead of --data: every server \
+            given the same database serves the same rooms.
+            """)
+    var postgres: String?
+
+    @Option(help: "With --postgres: how long one database call may take before the server counts it unreachable.")
+    var postgresTimeout = Duration.seconds(5)
+
+    @Option(help: "With --postgres: how long the clients of a server that died stay in other servers' presence.")
+    var peerLifetime = Duration.seconds(15)
 
     @Flag(help: "Keep rooms in memory only: nothing is written, a restart loses them, idle ones are never released.")
     var memory = false
@@ -121,6 +135,10 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--stall-timeout and --room-idle cannot be negative")
         }
         guard sessionIdle >= .seconds(3_600) else { throw ValidationError("--session-idle must be at least 1h") }
+        guard postgres == nil || !memory else { throw ValidationError("--postgres and --memory exclude each other") }
+        guard postgresTimeout >= .milliseconds(100), peerLifetime >= .seconds(3) else {
+            throw ValidationError("--postgres-timeout must be at least 100ms and --peer-lifetime at least 3s")
+        }
         guard sessionLimit > 0 else { throw ValidationError("--session-limit must be positive") }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
@@ -157,7 +175,16 @@ struct Serve: AsyncParsableCommand {
         configuration.sessionLimit = sessionLimit
         configuration.tokens = try await auth.authority()
 
-        let server = try SyncServer(configuration: configuration, logger: logger)
+        var storage: PostgresRoomStorage?
+        if let postgres {
+            configuration.dataDirectory = nil
+            var options = PostgresRoomStorage.Configuration()
+            options.operationTimeout = postgresTimeout
+            options.peerLifetime = peerLifetime
+            options.keepHistory = keepHistory
+            storage = try await PostgresRoomStorage(url: postgres, app: app, configuration: options, logger: logger)
+        }
+        let server = try SyncServer(configuration: configuration, storage: storage, logger: logger)
         // Unbuffered, so scripts reading the port see it at once.
         FileHandle.standardOutput.write(
             Data("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n".utf8))

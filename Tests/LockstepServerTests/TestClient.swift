@@ -101,6 +101,20 @@ final class TestClient: Sendable {
         }
     }
 
+    /// Reads until the connection ends or nothing comes for `timeout`, without failing the test; returns what it read.
+    func drain(timeout: Duration) async -> [ServerMessage] {
+        var messages: [ServerMessage] = []
+        while let message = await inbox.next(timeout: timeout) {
+            guard case .text(let bytes) = message, let json = try? JSON(parsing: bytes),
+                let decoded = try? ServerMessage(json: json)
+            else { continue }
+            await inbox.keep(bytes)
+            await inbox.mirror(decoded)
+            messages.append(decoded)
+        }
+        return messages
+    }
+
     /// The connection closed, with this code, before `timeout`.
     func closeCode(timeout: Duration = .seconds(10)) async -> UInt16? {
         while await inbox.next(timeout: timeout) != nil {}

@@ -1,0 +1,216 @@
+import Foundation
+public import LockstepStorage
+import PostgresNIO
+
+/// The ``RoomStorage`` methods: the same meaning as ``RoomLog``'s, each blocking its thread for one bounded call.
+extension PostgresRoomStorage {
+    public func append(changes: [StoredChange], snapshots: [StoredSnapshot], keepHistory: Int) throws(StorageError) {
+        try append(
+            changes: changes, snapshots: snapshots, sessions: SessionWrites(idleSeconds: .infinity, limit: .max),
+            keepHistory: keepHistory)
+    }
+
+    public func append(
+        changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
+    ) throws(StorageError) {
+        try blocking("append to the log") { [self] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await store(
+                    RoomWrite(changes: changes, snapshots: snapshots, sessions: sessions), keepHistory: keepHistory,
+                    connection)
+                for (room, last) in Dictionary(changes.map { ($0.room, $0.version) }, uniquingKeysWith: max) {
+                    try await connection.query(
+                        """
+                        INSERT INTO rooms (room, version) VALUES (\(room), \(last))
+                        ON CONFLICT (room) DO UPDATE SET version = GREATEST(rooms.version, excluded.version)
+                        """, logger: logger)
+                }
+            }
+        }
+    }
+
+    public func load(room: String) throws(StorageError) -> StoredRoom? {
+        try blocking("load room \(room)") { [self] in
+            try await client.withConnection { connection in
+                var snapshot: StoredSnapshot?
+                for try await (version, state, history) in try await connection.query(
+                    """
+                    SELECT version, state, history FROM snapshots WHERE room = \(room)
+                    ORDER BY version DESC LIMIT 1
+                    """, logger: logger
+                ).decode((Int, ByteBuffer, ByteBuffer).self) {
+                    snapshot = StoredSnapshot(room: room, version: version, state: state.bytes, history: history.bytes)
+                }
+                let changes = try await Self.changes(connection, room: room, after: snapshot?.version ?? 0, logger)
+                if snapshot == nil && changes.isEmpty { return nil }
+                return StoredRoom(snapshot: snapshot, changes: changes)
+            }
+        }
+    }
+
+    public func changes(room: String, after version: Int) throws(StorageError) -> [StoredChange] {
+        try blocking("read room \(room)") { [self] in
+            try await client.withConnection { connection in
+                try await Self.changes(connection, room: room, after: version, logger)
+            }
+        }
+    }
+
+    public func changes(
+        room: String, after version: Int, through last: Int, limit: Int
+    ) throws(StorageError) -> [StoredChange] {
+        try blocking("read room \(room)") { [self] in
+            try await client.withConnection { connection in
+                try await Self.changes(connection, room: room, after: version, through: last, limit: limit, logger)
+            }
+        }
+    }
+
+    public func oldestChange(room: String) throws(StorageError) -> Int? {
+        try blocking("read room \(room)") { [self] in
+            for try await oldest in try await client.query(
+                "SELECT MIN(version) FROM changes WHERE room = \(room)", logger: logger
+            ).decode(Int?.self) {
+                return oldest
+            }
+            return nil
+        }
+    }
+
+    /// Forgets `room`'s changes from `version` on, and moves its version back to before them.
+    public func truncate(room: String, from version: Int) throws(StorageError) {
+        try blocking("truncate room \(room)") { [self] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "DELETE FROM changes WHERE room = \(room) AND version >= \(version)", logger: logger)
+                try await connection.query(
+                    "UPDATE rooms SET version = LEAST(version, \(version - 1)) WHERE room = \(room)", logger: logger)
+            }
+        }
+    }
+
+    public func marks(room: String) throws(StorageError) -> [StoredMark] {
+        try blocking("read the sessions of room \(room)") { [self] in
+            var marks: [StoredMark] = []
+            for try await (session, seq, time) in try await client.query(
+                "SELECT session, seq, time FROM session_marks WHERE room = \(room)", logger: logger
+            ).decode((String, Int, Double).self) {
+                marks.append(StoredMark(room: room, session: session, seq: seq, time: time))
+            }
+            return marks
+        }
+    }
+
+    public func mark(room: String, session: String) throws(StorageError) -> StoredMark? {
+        try blocking("read a session of room \(room)") { [self] in
+            for try await (seq, time) in try await client.query(
+                "SELECT seq, time FROM session_marks WHERE room = \(room) AND session = \(session)", logger: logger
+            ).decode((Int, Double).self) {
+                return StoredMark(room: room, session: session, seq: seq, time: time)
+            }
+            return nil
+        }
+    }
+
+    public func epoch(room: String) throws(StorageError) -> String? {
+        try blocking("read the epoch of room \(room)") { [self] in
+            for try await epoch in try await client.query(
+                "SELECT epoch FROM rooms WHERE room = \(room)", logger: logger
+            ).decode(String?.self) {
+                return epoch
+            }
+            return nil
+        }
+    }
+
+    /// Stores `write` in the transaction open on `connection`: marks and epochs, changes, then snapshots, each
+    /// snapshot dropping older snapshots and the changes more than `keepHistory` versions before it.
+    func store(_ write: RoomWrite, keepHistory: Int, _ connection: PostgresConnection) async throws {
+        let now = Date.now.timeIntervalSince1970
+        for (room, epoch) in write.sessions.epochs {
+            try await connection.query(
+                """
+                INSERT INTO rooms (room, epoch) VALUES (\(room), \(epoch))
+                ON CONFLICT (room) DO UPDATE SET epoch = COALESCE(rooms.epoch, excluded.epoch)
+                """, logger: logger)
+        }
+        try await storeMarks(write.sessions, now: now, connection)
+        for change in write.changes {
+            try await connection.query(
+                """
+                INSERT INTO changes (room, version, message, inverse)
+                VALUES (\(change.room), \(change.version), \(ByteBuffer(bytes: change.message)),
+                    \(ByteBuffer(bytes: change.inverse)))
+                ON CONFLICT (room, version) DO UPDATE SET message = excluded.message, inverse = excluded.inverse,
+                    time = excluded.time
+                """, logger: logger)
+        }
+        for snapshot in write.snapshots {
+            try await connection.query(
+                """
+                INSERT INTO snapshots (room, version, state, history)
+                VALUES (\(snapshot.room), \(snapshot.version), \(ByteBuffer(bytes: snapshot.state)),
+                    \(ByteBuffer(bytes: snapshot.history)))
+                ON CONFLICT (room, version) DO UPDATE SET state = excluded.state, history = excluded.history,
+                    time = excluded.time
+                """, logger: logger)
+            try await connection.query(
+                "DELETE FROM snapshots WHERE room = \(snapshot.room) AND version < \(snapshot.version)",
+                logger: logger)
+            try await connection.query(
+                "DELETE FROM changes WHERE room = \(snapshot.room) AND version <= \(snapshot.version - keepHistory)",
+                logger: logger)
+        }
+    }
+
+    /// A later mark of a session replaces an earlier one (never moving its seq down); then idle marks, and the least
+    /// recently moved past the limit, are deleted.
+    private func storeMarks(_ sessions: SessionWrites, now: Double, _ connection: PostgresConnection) async throws {
+        var rooms = Set<String>()
+        for mark in sessions.marks {
+            rooms.insert(mark.room)
+            try await connection.query(
+                """
+                INSERT INTO session_marks (room, session, seq, time) VALUES (\(mark.room), \(mark.session),
+                    \(mark.seq), \(mark.time))
+                ON CONFLICT (room, session) DO UPDATE
+                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time
+                """, logger: logger)
+        }
+        for room in rooms.sorted() {
+            if sessions.idleSeconds.isFinite {
+                try await connection.query(
+                    "DELETE FROM session_marks WHERE room = \(room) AND time < \(now - sessions.idleSeconds)",
+                    logger: logger)
+            }
+            try await connection.query(
+                """
+                DELETE FROM session_marks WHERE room = \(room) AND session NOT IN (
+                    SELECT session FROM session_marks WHERE room = \(room) ORDER BY time DESC, session
+                    LIMIT \(sessions.limit))
+                """, logger: logger)
+        }
+    }
+
+    static func changes(
+        _ connection: PostgresConnection, room: String, after version: Int, through last: Int = .max,
+        limit: Int = .max, _ logger: Logger
+    ) async throws -> [StoredChange] {
+        var changes: [StoredChange] = []
+        for try await (version, message, inverse) in try await connection.query(
+            """
+            SELECT version, message, inverse FROM changes WHERE room = \(room) AND version > \(version)
+                AND version <= \(last)
+            ORDER BY version LIMIT \(limit)
+            """, logger: logger
+        ).decode((Int, ByteBuffer, ByteBuffer).self) {
+            changes.append(StoredChange(room: room, version: version, message: message.bytes, inverse: inverse.bytes))
+        }
+        return changes
+    }
+}
+
+extension ByteBuffer {
+    /// The readable bytes.
+    var bytes: [UInt8] { Array(readableBytesView) }
+}

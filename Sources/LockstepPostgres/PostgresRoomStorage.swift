@@ -1,0 +1,222 @@
+import Dispatch
+public import LockstepStorage
+public import Logging
+import PostgresNIO
+import Synchronization
+
+/// Rooms in PostgreSQL, shared by every server given the same database (`lockstep serve --postgres URL`).
+///
+/// A room's row in `rooms` is its lock: ``write(room:after:prepare:)`` holds it (`SELECT … FOR UPDATE`) for one
+/// transaction, so every server commits a room's versions in one order. Commits and peer lists are announced with
+/// `pg_notify` on one channel, heard by each server's listening connection (``events()``).
+///
+/// Every call is bounded by ``Configuration/operationTimeout``: a database that cannot be reached makes calls throw
+/// ``StorageError/unavailable(_:)`` within it, never hang. The ``RoomStorage`` methods block their thread until then:
+/// call them from the server's own queues, never from a Swift concurrency or NIO thread.
+public final class PostgresRoomStorage: SharedRoomStorage {
+    /// Limits of the storage; each has a default fit for a server.
+    public struct Configuration: Sendable {
+        /// How long a server's published peers stay listed when it stops renewing them (killed, cut off).
+        public var peerLifetime: Duration = .seconds(15)
+        /// The longest any one call may take before it fails as ``StorageError/unavailable(_:)``.
+        public var operationTimeout: Duration = .seconds(5)
+        /// The most connections the pool opens (the listening connection is one more).
+        public var maximumConnections = 20
+        /// How many versions of changes ``write(room:after:prepare:)`` keeps before a room's latest snapshot (the
+        /// server's `--keep-history`); `append` takes it as an argument.
+        public var keepHistory = 10_000
+
+        public init() {}
+    }
+
+    /// The channel of every notification.
+    static let channel = "lockstep"
+
+    public let node: Int
+    public let configuration: Configuration
+    public var peerLifetime: Duration { configuration.peerLifetime }
+    public var isAvailable: Bool { available.load(ordering: .acquiring) }
+
+    let client: PostgresClient
+    let connectionConfiguration: PostgresConnection.Configuration
+    let logger: Logger
+    let available = Atomic(true)
+    let stream: AsyncStream<StorageEvent>
+    let continuation: AsyncStream<StorageEvent>.Continuation
+    /// The pool's `run()`, the listener, the renewal of peers and the probe; cancelled by ``close()``.
+    let tasks = Mutex<[Task<Void, Never>]>([])
+    let probing = Atomic(false)
+    let closed = Atomic(false)
+
+    /// Connects to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require]`), creates or migrates
+    /// the schema, refuses a database of another app, takes this server's node number and starts listening.
+    public init(
+        url: String, app: String, configuration: Configuration = .init(), logger: Logger
+    ) async throws(StorageError) {
+        self.configuration = configuration
+        self.logger = logger
+        let location = try PostgresLocation(url: url)
+        var connectionConfiguration = try location.connectionConfiguration
+        connectionConfiguration.options.connectTimeout = .milliseconds(
+            Int64(configuration.operationTimeout / .milliseconds(1)))
+        self.connectionConfiguration = connectionConfiguration
+        var clientConfiguration = location.clientConfiguration
+        clientConfiguration.options.maximumConnections = configuration.maximumConnections
+        clientConfiguration.options.connectTimeout = configuration.operationTimeout
+        client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        (stream, continuation) = AsyncStream.makeStream(of: StorageEvent.self)
+        let client = client
+        let run = Task { await client.run() }
+        let timeout = configuration.operationTimeout
+        func step<T: Sendable>(
+            _ what: String, _ operation: @escaping @Sendable () async throws -> T
+        ) async throws(StorageError) -> T {
+            switch await Deadline.race(timeout, operation) {
+            case .success(let value):
+                return value
+            case .failure(let error):
+                run.cancel()
+                throw Self.describe(error, while: what, timeout: timeout).error
+            }
+        }
+        try await step("open the database") { try await Self.migrate(client, app: app, logger: logger) }
+        node = try await step("take a node number") {
+            for try await number in try await client.query("SELECT nextval('lockstep_nodes')").decode(Int.self) {
+                return number
+            }
+            throw StorageError.database("nextval('lockstep_nodes') returned nothing")
+        }
+        tasks.withLock { $0.append(run) }
+        do {
+            try await startListening()
+        } catch {
+            cancelTasks()
+            throw error
+        }
+        startRenewingPeers()
+        logger.info("rooms in PostgreSQL", metadata: ["node": "\(node)", "database": "\(location.description)"])
+    }
+
+    /// Withdraws this server's peers, stops listening and closes every connection.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        _ = try? blocking("withdraw the peers") { [self] in
+            try await client.query("DELETE FROM peers WHERE node = \(node)")
+        }
+        cancelTasks()
+        continuation.finish()
+    }
+
+    public func events() -> AsyncStream<StorageEvent> { stream }
+
+    func cancelTasks() {
+        for task in tasks.withLock({ tasks in defer { tasks = [] }; return tasks }) { task.cancel() }
+    }
+
+    /// Runs `operation` in a task and blocks this thread until it ends (or ``Configuration/operationTimeout``).
+    func blocking<T: Sendable>(
+        _ what: String, _ operation: @escaping @Sendable () async throws -> T
+    ) throws(StorageError) -> T {
+        let result = Mutex<Result<T, StorageError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do throws(StorageError) {
+                let value = try await bounded(what, operation)
+                result.withLock { $0 = .success(value) }
+            } catch {
+                result.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        // The operation is bounded; this bound is a last resort for a caller that blocks the thread the operation
+        // itself needs (a Swift concurrency thread).
+        guard done.wait(timeout: .now() + .milliseconds(Int(configuration.operationTimeout / .milliseconds(1)) + 1_000))
+            == .success
+        else {
+            markUnavailable()
+            throw .unavailable("\(what): no answer; call the storage from a dispatch queue, not from a Swift task")
+        }
+        return try result.withLock { $0! }.get()
+    }
+
+    /// Runs `operation`, failing with ``StorageError/unavailable(_:)`` after ``Configuration/operationTimeout``
+    /// (the operation is then cancelled, and left to end on its own) or when the database cannot be reached.
+    func bounded<T: Sendable>(
+        _ what: String, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws(StorageError) -> T {
+        switch await Deadline.race(configuration.operationTimeout, operation) {
+        case .success(let value): value
+        case .failure(let error): throw classify(error, while: what)
+        }
+    }
+
+    /// A StorageError for `error`; an unreachable database also marks the storage unavailable until a probe succeeds.
+    func classify(_ error: any Error, while what: String) -> StorageError {
+        let (error, unreachable) = Self.describe(error, while: what, timeout: configuration.operationTimeout)
+        if unreachable { markUnavailable() }
+        return error
+    }
+
+    /// A StorageError for `error`, and whether it means the database cannot be reached (rather than refusing SQL).
+    static func describe(
+        _ error: any Error, while what: String, timeout: Duration
+    ) -> (error: StorageError, unreachable: Bool) {
+        if let error = error as? PostgresTransactionError,
+            let cause = error.closureError ?? error.commitError ?? error.beginError
+        {
+            return describe(cause, while: what, timeout: timeout)
+        }
+        if let error = error as? StorageError {
+            if case .unavailable = error { return (error, true) }
+            return (error, false)
+        }
+        if let error = error as? PSQLError, error.code == .server {
+            let state = error.serverInfo?[.sqlState] ?? ""
+            let message = "\(what): \(error.serverInfo?[.message] ?? "error") (SQLSTATE \(state))"
+            // Connection exceptions (08) and operator intervention (57: shutdown, cannot connect now).
+            guard state.hasPrefix("08") || state.hasPrefix("57") else { return (.database(message), false) }
+            return (.unavailable(message), true)
+        }
+        let reason: String
+        switch error {
+        case is Deadline.Expired: reason = "no answer within \(timeout)"
+        case is CancellationError: reason = "cancelled"
+        case let error as PSQLError: reason = "\(error.code)" + (error.underlying.map { " (\($0))" } ?? "")
+        default: reason = "\(error)"
+        }
+        return (.unavailable("\(what): \(reason)"), true)
+    }
+
+    /// Marks the storage unavailable and probes the database (`SELECT 1`, backing off from 100 ms to 2 s) until it
+    /// answers.
+    func markUnavailable() {
+        available.store(false, ordering: .releasing)
+        guard !closed.load(ordering: .acquiring), !probing.exchange(true, ordering: .acquiringAndReleasing) else {
+            return
+        }
+        logger.warning("PostgreSQL cannot be reached; probing until it answers")
+        let task = Task { [self] in
+            var delay = Duration.milliseconds(100)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
+                do {
+                    try await probe()
+                    available.store(true, ordering: .releasing)
+                    logger.info("PostgreSQL answers again")
+                    break
+                } catch {
+                    continue
+                }
+            }
+            probing.store(false, ordering: .releasing)
+        }
+        tasks.withLock { $0.append(task) }
+    }
+
+    private func probe() async throws {
+        _ = try await Deadline.race(configuration.operationTimeout) { [client] in
+            try await client.query("SELECT 1")
+        }.get()
+    }
+}
