@@ -7,10 +7,10 @@ import Testing
 /// Two `lockstep serve --postgres` processes on separate network paths: node A in a network namespace reached by
 /// its clients over one veth pair and reaching PostgreSQL over another, node B and PostgreSQL on the host. Only A's
 /// path to the database is cut, for five seconds, so what is tested is a server that its clients reach and its
-/// database does not; and, once the link is back, a burst of writes on both servers while A's writes cut off at the
-/// start may still be on their way to the database.
+/// database does not: while A is idle (then, once the link is back, a burst of writes on both servers while A's
+/// writes cut off at the start may still be on their way to the database), and in the middle of a client's writes.
 ///
-/// About 12 s on its own; the limit leaves room for a loaded machine running every suite at once.
+/// About 10 s each; the limit leaves room for a loaded machine running every suite at once.
 @Suite(.serialized, .postgresExclusive, .timeLimit(.minutes(2)))
 struct ClusterNetworkTests {
     static let room = "cut"
@@ -231,7 +231,7 @@ struct ClusterNetworkTests {
     }
 
     /// An increment numbered `seq` in its session, with the id `r<seq>`.
-    static func request(_ seq: Int) -> String {
+    private static func request(_ seq: Int) -> String {
         #"{"type":"action","id":"r\#(seq)","seq":\#(seq),"action":{"type":"increment"}}"#
     }
 
