@@ -5,7 +5,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config
-TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql
+TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
 ARGS ?=
 
 .PHONY: run test deps test-deps build release bench fuzz fuzz-smoke screenshots clean
@@ -19,6 +19,7 @@ test: test-deps
 	bash Tests/smoke/websocat.sh
 	bash Tests/smoke/tmux.sh
 	bash Tests/smoke/offline.sh
+	bash Tests/smoke/cluster-nginx.sh
 	python3 Tests/browser/browser_tests.py
 	$(MAKE) fuzz-smoke
 	$(SWIFT) test --skip-build

@@ -8,17 +8,28 @@ final class ServerProcess: Sendable {
     let port: Int
 
     /// Starts the built `lockstep` binary and waits for the line that names its port.
-    init(arguments: [String]) throws {
-        child = try ChildProcess(
-            executable: try builtExecutable("lockstep"), arguments: ["serve", "--port", "0"] + arguments)
+    convenience init(arguments: [String]) throws {
+        try self.init(
+            child: ChildProcess(
+                executable: try builtExecutable("lockstep"), arguments: ["serve", "--port", "0"] + arguments))
+    }
+
+    /// Starts it inside `namespace`, listening on the namespace's address, reachable from this one.
+    convenience init(in namespace: NetworkNamespace, arguments: [String]) throws {
+        let serve = ["serve", "--host", namespace.innerAddress, "--port", "0", "--insecure"]
+        try self.init(child: namespace.spawn(try builtExecutable("lockstep"), serve + arguments))
+    }
+
+    private init(child: ChildProcess) throws {
+        self.child = child
         var text = ""
         var chunk = [UInt8](repeating: 0, count: 4_096)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, !text.contains("/rooms/ROOM"), let count = child.readChunk(into: &chunk) {
             text += String(decoding: chunk[0..<count], as: UTF8.self)
         }
-        guard let range = text.range(of: #"127\.0\.0\.1:(\d+)/"#, options: .regularExpression),
-            let port = Int(text[range].dropFirst("127.0.0.1:".count).dropLast())
+        guard let range = text.range(of: #":\d+/rooms/ROOM"#, options: .regularExpression),
+            let port = Int(text[range].dropFirst().prefix { $0.isNumber })
         else {
             child.send(SIGTERM)
             child.waitForExit()

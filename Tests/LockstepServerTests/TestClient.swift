@@ -28,9 +28,10 @@ final class TestClient: Sendable {
     }
 
     static func connect(
-        port: Int, room: String = "test", query: String = "", using transport: WebSocketClient
+        host: String = "127.0.0.1", port: Int, room: String = "test", query: String = "",
+        using transport: WebSocketClient
     ) async throws -> TestClient {
-        let url = "ws://127.0.0.1:\(port)/rooms/\(room)" + (query.isEmpty ? "" : "?\(query)")
+        let url = "ws://\(host):\(port)/rooms/\(room)" + (query.isEmpty ? "" : "?\(query)")
         return TestClient(socket: try await WebSocket.connect(url, using: transport))
     }
 
@@ -61,6 +62,8 @@ final class TestClient: Sendable {
         timeout: Duration, sourceLocation: SourceLocation
     ) async throws -> (json: JSON, message: ServerMessage) {
         guard let message = await inbox.next(timeout: timeout) else {
+            // A connection the server closed ends the wait at once; a caller expecting that catches `closed`.
+            if await inbox.finished { throw TestClientError.closed }
             Issue.record("no message within \(timeout)", sourceLocation: sourceLocation)
             throw TestClientError.timedOut
         }
@@ -135,6 +138,8 @@ final class TestClient: Sendable {
 
 enum TestClientError: Error {
     case timedOut
+    /// The connection closed, and every message before was read.
+    case closed
     case notText
 }
 
@@ -143,7 +148,7 @@ private actor Inbox {
     private var buffer: [InboundMessage] = []
     private var waiter: (id: Int, continuation: CheckedContinuation<InboundMessage?, Never>)?
     private var waiterCount = 0
-    private var finished = false
+    private(set) var finished = false
     private(set) var state: JSON = .null
     private(set) var version = -1
     private(set) var gaps: [String] = []

@@ -13,14 +13,14 @@ public struct HTTPGet {
     public var json: JSON? { try? JSON(parsing: body) }
     public var text: String { String(decoding: body, as: UTF8.self) }
 
-    public init(port: Int, path: String, headers: [String] = []) throws {
+    public init(host: String = "127.0.0.1", port: Int, path: String, headers: [String] = []) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
         defer { Glibc.close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        try RawSocket.connect(fd, port: port)
-        let request = (["GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + headers)
+        try RawSocket.connect(fd, host: host, port: port)
+        let request = (["GET \(path) HTTP/1.1", "Host: \(host)", "Connection: close"] + headers)
             .joined(separator: "\r\n") + "\r\n\r\n"
         try RawSocket.write(fd, Array(request.utf8))
         var response: [UInt8] = []
@@ -80,11 +80,11 @@ public struct HTTPGet {
 
 /// Minimal POSIX socket calls for tests that must speak below WebSocket.
 public enum RawSocket {
-    public static func connect(_ fd: Int32, port: Int) throws {
+    public static func connect(_ fd: Int32, host: String = "127.0.0.1", port: Int) throws {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

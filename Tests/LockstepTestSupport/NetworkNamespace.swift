@@ -27,13 +27,18 @@ public final class NetworkNamespace: Sendable {
         return true
     }()
 
-    /// Creates the namespace and the pair, with addresses on a /24 picked from this process's id.
-    public init() throws {
-        let tag = "\(getpid() % 100_000)"
+    /// Which of this process's namespaces it is: tests that may run at the same time use different slots.
+    let slot: Int
+
+    /// Creates the namespace and the pair, with addresses on a /24 picked from this process's id and `slot` (0 or 1).
+    public init(slot: Int = 0) throws {
+        precondition((0...1).contains(slot), "a test process has two namespace slots")
+        self.slot = slot
+        let tag = "\(getpid() % 100_000)" + (slot == 0 ? "" : "s\(slot)")
         name = "lockstep\(tag)"
         hostInterface = "lsh\(tag)"
         innerInterface = "lsn\(tag)"
-        let subnet = "10.\(200 + Int(getpid()) % 50).\(Int(getpid() / 50) % 250)"
+        let subnet = "10.\(200 - 100 * slot + Int(getpid()) % 50).\(Int(getpid() / 50) % 250)"
         hostAddress = "\(subnet).1"
         innerAddress = "\(subnet).2"
         // A namespace left by a killed earlier run of the same id goes first.

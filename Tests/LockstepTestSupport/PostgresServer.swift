@@ -13,6 +13,8 @@ public final class PostgresServer: Sendable {
     public let database: String
     /// The temporary directory holding the data directory, the socket and the log.
     public let directory: String
+    /// Addresses it listens on besides 127.0.0.1, for clients on other network paths (a network namespace's link).
+    public let listenAddresses: [String]
     private let binaries: String
     private let stopped = Mutex(false)
 
@@ -21,11 +23,13 @@ public final class PostgresServer: Sendable {
 
     public func url(database: String) -> String { "postgres://postgres@127.0.0.1:\(port)/\(database)" }
 
-    /// Creates a data directory, starts the server and creates `database`.
-    public init(database: String = "lockstep") throws(PostgresServerError) {
+    /// Creates a data directory, starts the server and creates `database`; it also listens on `listenAddresses`,
+    /// trusting clients on their subnets.
+    public init(database: String = "lockstep", listenAddresses: [String] = []) throws(PostgresServerError) {
         guard let binaries = Self.findBinaries() else { throw .notInstalled }
         self.binaries = binaries
         self.database = database
+        self.listenAddresses = listenAddresses
         var template = Array("/tmp/lockstep-pg-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw .failed("mkdtemp", String(cString: strerror(errno))) }
         directory = String(cString: created)
@@ -36,6 +40,10 @@ public final class PostgresServer: Sendable {
         }
         do {
             try run("/bin/cp", ["-a", try Self.template(binaries) + "/data", directory + "/data"])
+            if !listenAddresses.isEmpty {
+                let trust = "echo 'host all all samenet trust' >> '\(directory)/data/pg_hba.conf'"
+                try run("/bin/sh", ["-c", trust])
+            }
             try start()
             try sql("CREATE DATABASE \"\(database)\"", database: "postgres")
         } catch {
@@ -60,7 +68,9 @@ public final class PostgresServer: Sendable {
 
     /// Starts the server (after ``halt()``) on the same port, with the same data; returns when it accepts connections.
     public func start() throws(PostgresServerError) {
-        let options = "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=200"
+        let addresses = (["127.0.0.1"] + listenAddresses).joined(separator: ",")
+        let options =
+            "-c listen_addresses=\(addresses) -p \(port) -k \(directory) -c fsync=off -c max_connections=200"
         try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-o", options, "-l", directory + "/log", "-w", "start"])
     }
 
