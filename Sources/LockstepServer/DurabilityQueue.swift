@@ -33,7 +33,9 @@ final class DurabilityQueue {
     var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty }
 
     /// Hands everything waiting over to a write: it is in flight until `finished()`. Returns what the write stores.
-    func takeWrite(sessions: SessionWrites) -> (rows: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites) {
+    func takeWrite(
+        sessions: SessionWrites
+    ) -> (rows: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites) {
         var sessions = sessions
         sessions.marks = marks
         sessions.epochs = epochs

@@ -124,12 +124,14 @@ extension SyncServer {
         for item in batch {
             switch item {
             case .request(let request, let session):
-                let message = ServerMessage.error(id: request.message.id, code: "unavailable", message: Self.unavailable)
+                let message = ServerMessage.error(
+                    id: request.message.id, code: "unavailable", message: Self.unavailable)
                 session.reply(OutboundFrame(text: message.serialized()))
             case .reply(let session, let frame):
                 session.reply(frame)
             case .effect(let action):
-                logger.warning("an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
+                logger.warning(
+                    "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
             }
         }
     }
@@ -144,7 +146,8 @@ extension SyncServer {
             for row in room.shared.batchRows.reversed() {
                 try JSONPatch(json: JSON(parsing: row.inverse)).apply(to: &state)
             }
-            room.store = try configuration.app.restoreStore(state: state, version: before.version, history: before.history)
+            room.store = try configuration.app.restoreStore(
+                state: state, version: before.version, history: before.history)
         } catch {
             return abandon(room, because: "a change could not be taken back: \(error)")
         }
@@ -211,7 +214,8 @@ extension SyncServer {
         }
         room.store = replay.store
         for change in fresh where change.version <= replay.store.version {
-            guard let patch = Self.loggedPatch(change), let inverse = try? JSONPatch(json: JSON(parsing: change.inverse))
+            guard let patch = Self.loggedPatch(change),
+                let inverse = try? JSONPatch(json: JSON(parsing: change.inverse))
             else { return false }
             room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
             room.changesSinceSnapshot += 1
@@ -289,7 +293,9 @@ extension SyncServer {
         guard joining[name]?.count == 1 else { return }
         let configuration = configuration
         Task {
-            let image = await self.readShared { try StoredRoomImage.read(room: name, from: $0, configuration: configuration) }
+            let image = await self.readShared {
+                try StoredRoomImage.read(room: name, from: $0, configuration: configuration)
+            }
             self.roomRead(name, image)
         }
     }

@@ -26,8 +26,8 @@ struct Load: ParsableCommand {
 
     @Option(
         help: """
-            Room URL on a loopback address (127.0.0.0/8, localhost or [::1]); repeat it for servers sharing a database: \
-            clients take the URLs in turn, writers first.
+            Room URL on a loopback address (127.0.0.0/8, localhost or [::1]); repeat it for servers sharing a \
+            database: clients take the URLs in turn, writers first.
             """)
     var url = ["ws://127.0.0.1:8080/rooms/bench"]
 
@@ -121,9 +121,11 @@ struct Load: ParsableCommand {
             progress.wait(until: end)
             rssAfter = serverPid.flatMap(Self.residentKiB)
         }
-        if scenario != .connect { waitForDrain(
+        if scenario != .connect {
+            waitForDrain(
                 shards: shards, scheduled: scheduled, deadline: LoadClock.now() + drain.nanoseconds, progress: progress
-            ) }
+            )
+        }
         let finish = LoadClock.now()
         let cpu = LoadClock.processCPUSeconds() - cpuStart
 
@@ -272,7 +274,8 @@ struct Load: ParsableCommand {
         if let rssBefore, let rssAfter, connected > 0 {
             report.serverRSSPerConnectionBytes = (rssAfter - rssBefore) * 1024 / connected
         }
-        report.passed = report.connectFailures == 0 && report.closedByServer == 0 && report.gaps == 0
+        report.passed =
+            report.connectFailures == 0 && report.closedByServer == 0 && report.gaps == 0
             && report.missing == 0
             && (scenario == .connect || (report.unsent == 0 && report.errors == 0 && report.acked == report.sent))
         return report

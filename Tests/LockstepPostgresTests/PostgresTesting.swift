@@ -13,7 +13,8 @@ import Testing
 /// Opens a storage on `server`'s database with short timeouts, for tests.
 func openStorage(
     _ server: PostgresServer, app: String = "counter", peerLifetime: Duration = .seconds(15),
-    operationTimeout: Duration = .seconds(5)
+    // Generous unless a test is about the timeout: the rest of the suite runs beside these on two cores.
+    operationTimeout: Duration = .seconds(20)
 ) async throws -> PostgresRoomStorage {
     var configuration = PostgresRoomStorage.Configuration()
     configuration.peerLifetime = peerLifetime

@@ -10,22 +10,24 @@ import Testing
 
 /// Servers on one throwaway PostgreSQL, each with its own storage, stopped afterwards (the database last).
 func withCluster<T>(
-    nodes: Int = 3, app: App = .counter, peerLifetime: Duration = .seconds(15),
+    nodes: Int = 3, app: App = .counter, operationTimeout: Duration = .seconds(20),
     _ body: (PostgresServer, [SyncServer]) async throws -> T
 ) async throws -> T {
     let postgres = try PostgresServer()
     defer { postgres.stop() }
     var servers: [SyncServer] = []
     defer { for server in servers { server.shutdown() } }
-    for _ in 0..<nodes { servers.append(try await clusterNode(on: postgres, app: app, peerLifetime: peerLifetime)) }
+    for _ in 0..<nodes {
+        servers.append(try await clusterNode(on: postgres, app: app, operationTimeout: operationTimeout))
+    }
     return try await body(postgres, servers)
 }
 
-/// One more server on `postgres`'s database.
-func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration = .seconds(15)) async throws -> SyncServer {
+/// One more server on `postgres`'s database; database calls time out generously unless a test is about that, since
+/// the rest of the suite runs beside it on two cores.
+func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Duration) async throws -> SyncServer {
     var storageConfiguration = PostgresRoomStorage.Configuration()
-    storageConfiguration.peerLifetime = peerLifetime
-    storageConfiguration.operationTimeout = .seconds(3)
+    storageConfiguration.operationTimeout = operationTimeout
     var logger = Logger(label: "lockstep-cluster-test")
     logger.logLevel = .critical
     let storage = try await PostgresRoomStorage(
@@ -105,7 +107,9 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
         try await withCluster(app: app) { _, servers in
             var clients: [TestClient] = []
             for server in servers {
-                for _ in 0..<2 { clients.append(try await TestClient.connect(server, room: "r", using: sharedTransport)) }
+                for _ in 0..<2 {
+                    clients.append(try await TestClient.connect(server, room: "r", using: sharedTransport))
+                }
             }
             for client in clients { _ = try await client.next { if case .snapshot = $0 { true } else { false } } }
             try await Self.traffic(clients, app: app, count: 40, seed: 15)
@@ -124,7 +128,8 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
                 #expect(patches.count == final, "every version from 1, once")
                 if let reference {
                     let differing = (1...final).filter { patches[$0] != reference[$0] }
-                    #expect(differing.isEmpty, "the same bytes for every version; these differ: \(differing.prefix(10))")
+                    #expect(
+                        differing.isEmpty, "the same bytes for every version; these differ: \(differing.prefix(10))")
                 }
                 reference = patches
             }
@@ -164,7 +169,8 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
 
     @Test func aClientResumesOnAnotherServerAndItsSessionIsKnownThere() async throws {
         try await withCluster(nodes: 2) { _, servers in
-            let first = try await TestClient.connect(servers[0], room: "s", query: "session=phone", using: sharedTransport)
+            let first = try await TestClient.connect(
+                servers[0], room: "s", query: "session=phone", using: sharedTransport)
             let epoch = try #require(try await first.nextJSON(type: "snapshot")["epoch"]?.stringValue)
             for seq in 1...3 {
                 first.sendRaw(#"{"type":"action","id":"a\#(seq)","seq":\#(seq),"action":{"type":"increment"}}"#)
@@ -178,7 +184,8 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
             #expect(resume["seq"] == 3)
             #expect(resume["epoch"]?.stringValue == epoch)
             try await moved.catchUp(to: 3)
-            #expect(try await Self.patches(of: moved).keys.sorted() == [2, 3], "the patches after since=1, from the log")
+            #expect(
+                try await Self.patches(of: moved).keys.sorted() == [2, 3], "the patches after since=1, from the log")
             moved.sendRaw(#"{"type":"action","id":"a3","seq":3,"action":{"type":"increment"}}"#)
             #expect(try await moved.nextJSON(type: "ack")["duplicate"] == true)
             moved.sendRaw(#"{"type":"action","id":"a4","seq":4,"action":{"type":"increment"}}"#)
@@ -226,7 +233,7 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
     }
 
     @Test func aServerThatCannotReachItsDatabaseAppliesNothingAndSaysSo() async throws {
-        try await withCluster(nodes: 1) { postgres, servers in
+        try await withCluster(nodes: 1, operationTimeout: .seconds(3)) { postgres, servers in
             let server = servers[0]
             let client = try await TestClient.connect(server, room: "d", query: "session=s", using: sharedTransport)
             _ = try await client.nextJSON(type: "snapshot")
@@ -237,7 +244,8 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
             postgres.halt()
             var answer: JSON = .null
             for attempt in 2...40 where answer["code"] != "unavailable" {
-                client.sendRaw(#"{"type":"action","id":"a\#(attempt)","seq":\#(attempt),"action":{"type":"increment"}}"#)
+                client.sendRaw(
+                    #"{"type":"action","id":"a\#(attempt)","seq":\#(attempt),"action":{"type":"increment"}}"#)
                 answer = try await client.nextJSON(timeout: .seconds(15))
                 #expect(answer["type"] != "ack", "nothing is acknowledged without the database")
             }
@@ -268,14 +276,17 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
     @Test func aKilledServerLosesNothingAcknowledgedAndItsClientMovesOn() async throws {
         let postgres = try PostgresServer()
         defer { postgres.stop() }
-        let arguments = ["--app", "counter", "--postgres", postgres.url, "--log-level", "error"]
+        let arguments = [
+            "--app", "counter", "--postgres", postgres.url, "--postgres-timeout", "20s", "--log-level", "error",
+        ]
         let doomed = try ServerProcess(arguments: arguments)
         let survivor = try ServerProcess(arguments: arguments)
         defer { survivor.terminate() }
 
         let watcher = try await TestClient.connect(port: survivor.port, room: "k", using: sharedTransport)
         _ = try await watcher.nextJSON(type: "snapshot")
-        let client = try await TestClient.connect(port: doomed.port, room: "k", query: "session=s", using: sharedTransport)
+        let client = try await TestClient.connect(
+            port: doomed.port, room: "k", query: "session=s", using: sharedTransport)
         _ = try await client.nextJSON(type: "snapshot")
         let total = 400
         for seq in 1...total { client.sendRaw(Self.increment(seq)) }
@@ -287,7 +298,8 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
         for case .ack in await client.drain(timeout: .seconds(2)) { acked += 1 }
 
         // Everything acknowledged is in the database; the survivor has it, and the session's mark says how far.
-        let moved = try await TestClient.connect(port: survivor.port, room: "k", query: "session=s", using: sharedTransport)
+        let moved = try await TestClient.connect(
+            port: survivor.port, room: "k", query: "session=s", using: sharedTransport)
         let snapshot = try await moved.nextJSON(type: "snapshot")
         let count = try #require(snapshot["state"]?["count"]?.intValue)
         let mark = try #require(snapshot["seq"]?.intValue)
@@ -313,11 +325,14 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
     @Test func aDeadServersClientsLeavePresenceWithinThePeerLifetime() async throws {
         let postgres = try PostgresServer()
         defer { postgres.stop() }
-        let arguments = ["--app", "counter", "--postgres", postgres.url, "--peer-lifetime", "3s"]
+        let arguments = [
+            "--app", "counter", "--postgres", postgres.url, "--postgres-timeout", "20s", "--peer-lifetime", "3s",
+        ]
         let doomed = try ServerProcess(arguments: arguments)
         let survivor = try ServerProcess(arguments: arguments)
         defer { survivor.terminate() }
-        let alice = try await TestClient.connect(port: survivor.port, room: "p", query: "name=alice", using: sharedTransport)
+        let alice = try await TestClient.connect(
+            port: survivor.port, room: "p", query: "name=alice", using: sharedTransport)
         let bob = try await TestClient.connect(port: doomed.port, room: "p", query: "name=bob", using: sharedTransport)
         _ = try await bob.nextJSON(type: "snapshot")
         func names(in presence: JSON) -> Set<String> {
@@ -336,11 +351,10 @@ func clusterNode(on postgres: PostgresServer, app: App, peerLifetime: Duration =
     @Test func aServerRefusesADatabaseOfAnotherApp() async throws {
         let postgres = try PostgresServer()
         defer { postgres.stop() }
-        let counter = try ServerProcess(arguments: ["--app", "counter", "--postgres", postgres.url])
+        let options = ["--postgres", postgres.url, "--postgres-timeout", "20s"]
+        let counter = try ServerProcess(arguments: ["--app", "counter"] + options)
         counter.terminate()
-        #expect(throws: ServerProcessError.self) {
-            try ServerProcess(arguments: ["--app", "todos", "--postgres", postgres.url])
-        }
+        #expect(throws: ServerProcessError.self) { try ServerProcess(arguments: ["--app", "todos"] + options) }
     }
 
     @Test func serversRecoverFromDroppedConnectionsAndARestartedDatabase() async throws {
