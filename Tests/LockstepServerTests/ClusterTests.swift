@@ -358,7 +358,8 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
     }
 
     @Test func serversRecoverFromDroppedConnectionsAndARestartedDatabase() async throws {
-        try await withCluster(nodes: 2) { postgres, servers in
+        // A short timeout: a call caught by the restart fails (and is answered unavailable) instead of waiting it out.
+        try await withCluster(nodes: 2, operationTimeout: .seconds(3)) { postgres, servers in
             let clients = [
                 try await TestClient.connect(servers[0], room: "t", query: "session=a", using: sharedTransport),
                 try await TestClient.connect(servers[1], room: "t", query: "session=b", using: sharedTransport),
