@@ -25,6 +25,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 
 BUILD = os.environ.get("LOCKSTEP_BUILD", ".build/debug")
 RESULTS = {"passed": 0, "failed": 0}
@@ -33,6 +34,18 @@ RESULTS = {"passed": 0, "failed": 0}
 def check(name, condition, detail=""):
     RESULTS["passed" if condition else "failed"] += 1
     print(f"{'ok  ' if condition else 'FAIL'} {name}" + (f": {detail}" if detail and not condition else ""))
+
+
+def click(driver, by, value, attempts=40):
+    """Finds and clicks an element, finding it again when the page redrew it in between (the timeline redraws on
+    every patch)."""
+    for _ in range(attempts):
+        try:
+            driver.find_element(by, value).click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    driver.find_element(by, value).click()
 
 
 def free_port():
@@ -252,7 +265,7 @@ def inspector(driver, server):
     check("the undo button undoes for everyone", undo["cause"]["kind"] == "undo" and undo["version"] == 3, undo)
 
     # Version 2 had both items; the undo took bread away again.
-    driver.find_element("css selector", "button[aria-label='view the state of version 2']").click()
+    click(driver, "css selector", "button[aria-label='view the state of version 2']")
     past = lambda: driver.find_element("id", "past-state").text
     shown = wait_until(lambda: "milk" in past() and "bread" in past() and "bread" not in state(), 5)
     check("the slider and the timeline show an earlier version's state", shown, past())
