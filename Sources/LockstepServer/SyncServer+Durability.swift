@@ -163,15 +163,21 @@ extension SyncServer {
             id: nil, code: "rejected",
             message: "changes could not be stored (\(error)); reconnect to get the stored state"
         )
-        for room in affected.values {
-            rooms[room.name] = nil
-            metrics.rooms.decrement()
-            for session in room.sessions {
-                session.connection.context = nil
-                session.connection.send(OutboundFrame(text: notice.serialized()))
-                session.connection.close(code: 1011, reason: "storage failure")
-                connectionClosed(session)
-            }
-        }
+        for room in affected.values { drop(room, telling: notice, reason: "storage failure") }
+    }
+
+    /// Takes `room` out of memory and sends its clients away with `notice`: they reconnect to what storage has.
+    func drop(_ room: Room, telling notice: ServerMessage, reason: String) {
+        rooms[room.name] = nil
+        metrics.rooms.decrement()
+        for session in room.sessions { sendAway(session, telling: notice, reason: reason) }
+    }
+
+    /// Closes a client's connection (1011) after `notice`; the room forgets it at once.
+    func sendAway(_ session: Session, telling notice: ServerMessage, reason: String) {
+        session.connection.context = nil
+        session.connection.send(OutboundFrame(text: notice.serialized()))
+        session.connection.close(code: 1011, reason: reason)
+        connectionClosed(session)
     }
 }

@@ -159,26 +159,16 @@ extension SyncServer {
         room.shared.needsCheck = true
         let notice = ServerMessage.error(id: nil, code: "unavailable", message: "reconnect to resume")
         for session in room.sessions where session.syncedVersion > before.version {
-            session.connection.context = nil
-            session.connection.send(OutboundFrame(text: notice.serialized()))
-            session.connection.close(code: 1011, reason: "the changes it was sent were taken back")
-            connectionClosed(session)
+            sendAway(session, telling: notice, reason: "the changes it was sent were taken back")
         }
     }
 
     /// Drops a room whose memory cannot be trusted; its clients are told and disconnected, and resume from the log.
     private func abandon(_ room: Room, because reason: String) {
         guard rooms[room.name] === room else { return }
-        rooms[room.name] = nil
-        metrics.rooms.decrement()
         let notice = ServerMessage.error(
             id: nil, code: "unavailable", message: "the room must be read again (\(reason)); reconnect")
-        for session in room.sessions {
-            session.connection.context = nil
-            session.connection.send(OutboundFrame(text: notice.serialized()))
-            session.connection.close(code: 1011, reason: "room reloading")
-            connectionClosed(session)
-        }
+        drop(room, telling: notice, reason: "room reloading")
     }
 
     // MARK: - What other servers commit
