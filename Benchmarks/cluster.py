@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Lockstep on PostgreSQL, measured beside SQLite and beside one server, in one run on this machine.
 
-    python3 Benchmarks/cluster.py [OUTPUT.md]
+    python3 Benchmarks/cluster.py [--before BINARY] [OUTPUT.md]
 
 Starts a throwaway PostgreSQL (default settings: fsync on, synchronous_commit on) as the `postgres` user,
 release `lockstep serve` nodes and `lockstep load` on loopback, and prints (or writes) a markdown report:
 
 1. one node on PostgreSQL beside one node on SQLite: acked actions/s and latency at 1 000 actions/s offered,
-   and at saturation (burst);
+   and at saturation (burst) in one room and in eight rooms at once; with `--before BINARY` (a `lockstep` built
+   from an earlier commit) the saturation runs of that binary too, so a change is measured against its baseline
+   in the same run;
 2. cross-node delivery: one writer on node A, 1 000 readers spread over A, B and C, beside all on A;
 3. one room with a writer on each of three nodes: the highest rate held with p99 under 100 ms, beside three
    writers on one node.
@@ -125,8 +127,36 @@ HEADER = ("| run | acked actions/s | deliveries/s | p50 ms | p99 ms | gaps | mis
           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 
 
+def load_rooms(binary, port, count):
+    """Saturation in `count` rooms of one node at once, one generator per room; the reports summed."""
+    runs = []
+    for _ in range(count):
+        args = [binary, "load", "--json", "--duration", f"{DURATION}s", "--drain", "30s", "--url",
+                room_urls([port])[0], "--scenario", "burst", "--clients", "4", "--writers", "4", "--window", "16"]
+        runs.append(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    reports = []
+    for run in runs:
+        out, err = run.communicate()
+        try:
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+        except (IndexError, json.JSONDecodeError):
+            raise SystemExit(f"lockstep load failed: {err[-2000:]}")
+    return {
+        "actionsPerSecond": sum(r["actionsPerSecond"] for r in reports),
+        "deliveriesPerSecond": sum(r["deliveriesPerSecond"] for r in reports),
+        "latencyMs": {key: max(r["latencyMs"][key] for r in reports) for key in ("p50", "p99")},
+        "gaps": sum(r["gaps"] for r in reports),
+        "missing": sum(r["missing"] for r in reports),
+    }
+
+
 def main():
-    output = sys.argv[1] if len(sys.argv) > 1 else None
+    arguments = sys.argv[1:]
+    before = None
+    if arguments[:1] == ["--before"]:
+        before, arguments = arguments[1], arguments[2:]
+    output = arguments[0] if arguments else None
+    summaries = []
     binary = lockstep()
     url = start_postgres()
     lines = [f"Lockstep on PostgreSQL, one run on this machine ({os.cpu_count()} cores), {DURATION} s per run, "
@@ -134,16 +164,25 @@ def main():
 
     # 1. One node: SQLite beside PostgreSQL.
     lines += ["## One node: SQLite beside PostgreSQL", "", HEADER]
-    ratios = {}
-    for name, storage in [("SQLite", ["--data", os.path.join(work, "data")]), ("PostgreSQL", ["--postgres", url])]:
-        node, port = start_node(binary, storage)
-        offered = load(binary, room_urls([port]), clients=10, writers=10, rate=1000)
-        burst = load(binary, room_urls([port]), scenario="burst", clients=10, writers=10, window=16)
-        stop(node)
-        lines += [row(f"{name}, 1 000/s offered", offered), row(f"{name}, saturation (burst)", burst)]
-        ratios[name] = (offered["actionsPerSecond"], burst["actionsPerSecond"])
-    lines += ["", f"PostgreSQL ÷ SQLite: {ratios['PostgreSQL'][0] / ratios['SQLite'][0]:.2f} at 1 000/s offered, "
-              f"{ratios['PostgreSQL'][1] / ratios['SQLite'][1]:.2f} at saturation.", ""]
+    binaries = [("", binary)] + ([("before: ", before)] if before else [])
+    for prefix, build in binaries:
+        ratios = {}
+        for name, storage in [("SQLite", ["--data", os.path.join(work, f"data{room_counter}")]),
+                              ("PostgreSQL", ["--postgres", url])]:
+            node, port = start_node(build, storage)
+            if not prefix:
+                offered = load(build, room_urls([port]), clients=10, writers=10, rate=1000)
+                lines.append(row(f"{name}, 1 000/s offered", offered))
+            burst = load(build, room_urls([port]), scenario="burst", clients=10, writers=10, window=16)
+            rooms = load_rooms(build, port, 8)
+            stop(node)
+            lines += [row(f"{prefix}{name}, saturation (burst), one room", burst),
+                      row(f"{prefix}{name}, saturation (burst), eight rooms at once (sum)", rooms)]
+            ratios[name] = (burst["actionsPerSecond"], rooms["actionsPerSecond"])
+        summaries.append(f"{prefix or 'this build: '}PostgreSQL ÷ SQLite at saturation: "
+                         f"{ratios['PostgreSQL'][0] / ratios['SQLite'][0]:.2f} in one room, "
+                         f"{ratios['PostgreSQL'][1] / ratios['SQLite'][1]:.2f} in eight rooms.")
+    lines += [""] + summaries + [""]
 
     # 2. Cross-node delivery.
     nodes = [start_node(binary, ["--postgres", url]) for _ in range(3)]

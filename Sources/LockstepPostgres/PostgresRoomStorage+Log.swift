@@ -177,19 +177,20 @@ extension PostgresRoomStorage {
                     SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time
                 """, logger: logger)
         }
-        for room in rooms.sorted() {
-            if sessions.idleSeconds.isFinite {
-                try await connection.query(
-                    "DELETE FROM session_marks WHERE room = \(room) AND time < \(now - sessions.idleSeconds)",
-                    logger: logger)
-            }
-            try await connection.query(
-                """
-                DELETE FROM session_marks WHERE room = \(room) AND session NOT IN (
-                    SELECT session FROM session_marks WHERE room = \(room) ORDER BY time DESC, session
-                    LIMIT \(sessions.limit))
-                """, logger: logger)
-        }
+        for room in rooms.sorted() { try await pruneMarks(of: room, now: now, sessions: sessions, connection) }
+    }
+
+    /// Deletes `room`'s idle marks, and the least recently moved past the limit.
+    func pruneMarks(
+        of room: String, now: Double, sessions: SessionWrites, _ connection: PostgresConnection
+    ) async throws {
+        let cutoff = sessions.idleSeconds.isFinite ? now - sessions.idleSeconds : -Double.greatestFiniteMagnitude
+        try await connection.query(
+            """
+            DELETE FROM session_marks WHERE room = \(room) AND (time < \(cutoff) OR session NOT IN (
+                SELECT session FROM session_marks WHERE room = \(room) ORDER BY time DESC, session
+                LIMIT \(sessions.limit)))
+            """, logger: logger)
     }
 
     static func changes(

@@ -1,3 +1,4 @@
+import Foundation
 public import LockstepStorage
 import PostgresNIO
 
@@ -8,50 +9,133 @@ extension PostgresRoomStorage {
         prepare: @escaping @Sendable (RoomCatchUp) async -> RoomWrite
     ) async throws(StorageError) {
         let keepHistory = configuration.keepHistory
-        let idleLimit = Int(configuration.operationTimeout * 2 / .milliseconds(1))
+        let idleLimit = String(Int(configuration.operationTimeout * 2 / .milliseconds(1)))
         try await bounded("write room \(room)") { [self] in
             try await client.withTransaction(logger: logger) { connection in
-                // A server that stalls with the room locked releases it instead of holding every other server back.
-                try await connection.query(
-                    "SELECT set_config('idle_in_transaction_session_timeout', \(String(idleLimit)), true)",
-                    logger: logger)
-                try await connection.query(
-                    "INSERT INTO rooms (room) VALUES (\(room)) ON CONFLICT (room) DO NOTHING", logger: logger)
-                var locked = 0
-                var epoch: String?
-                for try await (stored, storedEpoch) in try await connection.query(
-                    "SELECT version, epoch FROM rooms WHERE room = \(room) FOR UPDATE", logger: logger
-                ).decode((Int, String?).self) {
-                    locked = stored
-                    epoch = storedEpoch
+                // The room's lock; a server that stalls holding it releases it instead of holding every other server
+                // back. Its row exists once a client joined (`claim`); the insert covers rooms made before that.
+                var locked = try await lock(room, idleLimit: idleLimit, connection)
+                if locked == nil {
+                    try await connection.query(
+                        "INSERT INTO rooms (room) VALUES (\(room)) ON CONFLICT (room) DO NOTHING", logger: logger)
+                    locked = try await lock(room, idleLimit: idleLimit, connection)
                 }
-                let missed = try await Self.changes(connection, room: room, after: version, logger)
-                var marks: [StoredMark] = []
-                if !sessions.isEmpty {
-                    for try await (session, seq, time) in try await connection.query(
-                        """
-                        SELECT session, seq, time FROM session_marks WHERE room = \(room) AND session = ANY(\(sessions))
-                        """, logger: logger
-                    ).decode((String, Int, Double).self) {
-                        marks.append(StoredMark(room: room, session: session, seq: seq, time: time))
-                    }
-                }
-                let write = await prepare(RoomCatchUp(missed: missed, marks: marks, epoch: epoch))
+                guard let (stored, epoch) = locked else { throw StorageError.database("room \(room) has no row") }
+                // A statement of its own after the lock: one begun before the wait would not see what the server
+                // that held the lock committed.
+                let found = try await missedAndMarks(room, after: version, sessions: sessions, connection)
+                let write = await prepare(RoomCatchUp(missed: found.missed, marks: found.marks, epoch: epoch))
                 for (offset, change) in write.changes.enumerated()
-                where change.room != room || change.version != locked + 1 + offset {
+                where change.room != room || change.version != stored + 1 + offset {
                     throw StorageError.database(
-                        "room \(room) is at version \(locked), so its next change is \(locked + 1 + offset), "
+                        "room \(room) is at version \(stored), so its next change is \(stored + 1 + offset), "
                             + "not \(change.room) version \(change.version); nothing was stored")
                 }
-                try await store(write, keepHistory: keepHistory, connection)
-                if let last = write.changes.last?.version {
-                    try await connection.query(
-                        "UPDATE rooms SET version = \(last) WHERE room = \(room)", logger: logger)
-                    try await notify(.committed(room: room, version: last), connection)
-                }
+                try await commit(write, room: room, keepHistory: keepHistory, connection)
                 // Past the deadline the caller has been told the write failed: roll back rather than commit.
                 try Task.checkCancellation()
             }
+        }
+    }
+
+    /// Locks `room`'s row for the transaction; its version and epoch, or nil when it has no row.
+    private func lock(
+        _ room: String, idleLimit: String, _ connection: PostgresConnection
+    ) async throws -> (version: Int, epoch: String?)? {
+        for try await (version, epoch, _) in try await connection.query(
+            """
+            SELECT version, epoch, set_config('idle_in_transaction_session_timeout', \(idleLimit), true)
+            FROM rooms WHERE room = \(room) FOR UPDATE
+            """, logger: logger
+        ).decode((Int, String?, String).self) {
+            return (version, epoch)
+        }
+        return nil
+    }
+
+    /// What other servers committed after `version`, and the stored marks of `sessions`, in one round trip.
+    private func missedAndMarks(
+        _ room: String, after version: Int, sessions: [String], _ connection: PostgresConnection
+    ) async throws -> (missed: [StoredChange], marks: [StoredMark]) {
+        var missed: [StoredChange] = []
+        var marks: [StoredMark] = []
+        for try await (number, message, inverse, session, time) in try await connection.query(
+            """
+            SELECT version, message, inverse, NULL::text, NULL::float8 FROM changes
+            WHERE room = \(room) AND version > \(version)
+            UNION ALL
+            SELECT seq, NULL::bytea, NULL::bytea, session, time FROM session_marks
+            WHERE room = \(room) AND session = ANY(\(sessions))
+            """, logger: logger
+        ).decode((Int, ByteBuffer?, ByteBuffer?, String?, Double?).self) {
+            if let session, let time {
+                marks.append(StoredMark(room: room, session: session, seq: number, time: time))
+            } else if let message, let inverse {
+                missed.append(StoredChange(room: room, version: number, message: message.bytes, inverse: inverse.bytes))
+            }
+        }
+        missed.sort { $0.version < $1.version }
+        return (missed, marks)
+    }
+
+    /// Stores one room's write in the open transaction: changes, marks, the room's version and the notice to other
+    /// servers in one statement; epochs, snapshots and the pruning of marks, when there are any, after it.
+    private func commit(
+        _ write: RoomWrite, room: String, keepHistory: Int, _ connection: PostgresConnection
+    ) async throws {
+        let versions = write.changes.map(\.version)
+        let messages = write.changes.map { ByteBuffer(bytes: $0.message) }
+        let inverses = write.changes.map { ByteBuffer(bytes: $0.inverse) }
+        // One row per session: a statement may not upsert a row twice.
+        var latest: [String: StoredMark] = [:]
+        for mark in write.sessions.marks where mark.room == room {
+            latest[mark.session] = StoredMark(
+                room: room, session: mark.session, seq: max(mark.seq, latest[mark.session]?.seq ?? 0), time: mark.time)
+        }
+        let marks = latest.values.sorted { $0.session < $1.session }
+        let last = versions.last ?? 0
+        let notice = Notice(.committed(room: room, version: last), node: node).payload
+        try await connection.query(
+            """
+            WITH new_changes AS (
+                INSERT INTO changes (room, version, message, inverse)
+                SELECT \(room), * FROM unnest(\(versions)::bigint[], \(messages)::bytea[], \(inverses)::bytea[])
+                ON CONFLICT (room, version) DO UPDATE
+                    SET message = excluded.message, inverse = excluded.inverse, time = excluded.time
+            ), new_marks AS (
+                INSERT INTO session_marks (room, session, seq, time)
+                SELECT \(room), * FROM unnest(
+                    \(marks.map(\.session))::text[], \(marks.map(\.seq))::bigint[], \(marks.map(\.time))::float8[])
+                ON CONFLICT (room, session) DO UPDATE
+                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time
+            )
+            UPDATE rooms SET version = GREATEST(version, \(last)) WHERE room = \(room)
+            RETURNING CASE WHEN \(last > 0) THEN pg_notify(\(Self.channel), \(notice))::text END
+            """, logger: logger)
+        var rest = write
+        rest.changes = []
+        rest.sessions.marks = []
+        try await store(rest, keepHistory: keepHistory, connection)
+        if !marks.isEmpty {
+            try await pruneMarks(
+                of: room, now: Date.now.timeIntervalSince1970, sessions: write.sessions, connection)
+        }
+    }
+
+    public func claim(room: String, epoch: String) async throws(StorageError) -> String {
+        try await bounded("create room \(room)") { [self] in
+            // DO UPDATE rather than DO NOTHING: it returns the row a concurrent first claim committed, which a
+            // separate SELECT in this statement's snapshot might not see.
+            for try await stored in try await client.query(
+                """
+                INSERT INTO rooms (room, epoch) VALUES (\(room), \(epoch))
+                ON CONFLICT (room) DO UPDATE SET epoch = COALESCE(rooms.epoch, excluded.epoch)
+                RETURNING epoch
+                """, logger: logger
+            ).decode(String.self) {
+                return stored
+            }
+            throw StorageError.database("creating room \(room) returned no epoch")
         }
     }
 

@@ -41,7 +41,8 @@ final class Room {
 
     /// Nobody and nothing uses the room: no client, none waiting to follow, no effect running.
     var isIdle: Bool {
-        sessions.isEmpty && waiting.isEmpty && runningEffects == 0 && !shared.pumping && shared.incoming.isEmpty
+        sessions.isEmpty && waiting.isEmpty && runningEffects == 0 && !shared.pumping && !shared.following
+            && shared.incoming.isEmpty
     }
     /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
     var epoch = Room.makeEpoch()

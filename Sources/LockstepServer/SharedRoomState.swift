@@ -36,6 +36,8 @@ struct SharedRoomState {
     var preparing = false
     /// The room's writes and catch-ups are running (one at a time per room).
     var pumping = false
+    /// Other servers' commits are being read beside a write of the room's own.
+    var following = false
     /// The newest version other servers announced.
     var announced = 0
     /// The database must be asked what the room missed (it was loaded, or notices may have been lost).

@@ -10,7 +10,7 @@ struct StoredRoomImage: Sendable {
     let snapshotVersion: Int
     /// The changes kept for resuming clients, oldest first.
     let recent: [StoredChange]
-    let epoch: String?
+    var epoch: String?
     let marks: [StoredMark]
 
     /// A room never stored.

@@ -46,7 +46,11 @@ extension SyncServer {
                     room.shared.incoming.removeAll()
                     for case .reply(let session, let frame) in replies { session.reply(frame) }
                 } else if room.shared.isBehind(version: room.store.version) {
-                    await self.catchUp(room)
+                    room.shared.needsCheck = false
+                    if await !self.catchUp(room) {
+                        try? await Task.sleep(for: .milliseconds(500))
+                        room.shared.needsCheck = true
+                    }
                 } else {
                     break
                 }
@@ -173,20 +177,48 @@ extension SyncServer {
 
     // MARK: - What other servers commit
 
-    /// Brings the room up to what the database has, when no write of its own is due.
-    private func catchUp(_ room: Room) async {
-        room.shared.needsCheck = false
+    /// Brings the room up to what the database has; false when the database cannot be read or the room was dropped.
+    ///
+    /// Safe beside the room's own write: changes the room already has are skipped, and while a batch of its own is
+    /// applied but not yet committed, nothing is applied (the room holds the lock, so nothing newer exists) and the
+    /// check is left to the pump.
+    @discardableResult
+    func catchUp(_ room: Room) async -> Bool {
         let name = room.name
         let after = room.store.version
         let result = await readShared { try $0.changes(room: name, after: after) }
-        guard rooms[name] === room else { return }
+        guard rooms[name] === room else { return false }
         switch result {
         case .success(let changes):
-            if !applyCommitted(changes, to: room) { abandon(room, because: "its log could not be followed") }
+            guard room.shared.before == nil else {
+                room.shared.needsCheck = true
+                return true
+            }
+            guard applyCommitted(changes, to: room) else {
+                abandon(room, because: "its log could not be followed")
+                return false
+            }
+            return true
         case .failure(let error):
             logger.warning("cannot read what a room missed", metadata: ["room": "\(name)", "error": "\(error)"])
-            try? await Task.sleep(for: .milliseconds(500))
-            room.shared.needsCheck = true
+            return false
+        }
+    }
+
+    /// Follows other servers' commits beside the room's own writes, so its clients see them while its next write
+    /// waits for the room's lock; one at a time per room, while it makes progress.
+    private func follow(_ room: Room) {
+        guard room.shared.pumping, !room.shared.following else { return }
+        room.shared.following = true
+        Task {
+            var reached = -1
+            while self.rooms[room.name] === room, room.shared.announced > room.store.version,
+                room.store.version > reached
+            {
+                reached = room.store.version
+                guard await self.catchUp(room) else { break }
+            }
+            room.shared.following = false
         }
     }
 
@@ -229,6 +261,7 @@ extension SyncServer {
                 guard let room = rooms[name], version > room.store.version else { continue }
                 room.shared.announced = max(room.shared.announced, version)
                 pump(room)
+                follow(room)
             case .peersChanged(let name):
                 if let room = rooms[name] { readRemotePeers(of: room) }
             case .resynchronise:
@@ -245,15 +278,22 @@ extension SyncServer {
     // MARK: - Loading
 
     /// Reads the room off the loop for `connection`, which waits (unread) with any others that asked meanwhile.
+    ///
+    /// A room already in memory is first brought up to what the database has, so a client resuming from another
+    /// server never gets a state older than the one it had, and its session's mark is read as stored.
     func awaitRoom(_ name: String, for connection: WebSocketConnection, grant: AccessGrant) {
         connection.pauseReceiving()
-        guard rooms[name] != nil else { return awaitRoom(name, .socket(connection, grant)) }
-        guard let session = connection.query["session"].flatMap(SessionName.init)?.value else {
-            return joinRead(connection, grant: grant, room: name)
-        }
+        guard let room = rooms[name] else { return awaitRoom(name, .socket(connection, grant)) }
+        let session = connection.query["session"].flatMap(SessionName.init)?.value
         Task {
-            let mark = await self.readShared { try $0.mark(room: name, session: session) }
-            if case .success(let mark?) = mark { self.rooms[name]?.marks.adopt(mark) }
+            if let session {
+                let mark = await self.readShared { try $0.mark(room: name, session: session) }
+                if case .success(let mark?) = mark { self.rooms[name]?.marks.adopt(mark) }
+            }
+            guard await self.catchUp(room) || self.rooms[name] !== room else {
+                // Joined now, a resuming client could be sent a state older than its own.
+                return RoomWaiter.socket(connection, grant).refuse(because: .unavailable("the room cannot be read"))
+            }
             self.joinRead(connection, grant: grant, room: name)
         }
     }
@@ -283,11 +323,24 @@ extension SyncServer {
         guard joining[name]?.count == 1 else { return }
         let configuration = configuration
         Task {
-            let image = await self.readShared {
+            var image = await self.readShared {
                 try StoredRoomImage.read(room: name, from: $0, configuration: configuration)
+            }
+            if case .success(var read) = image, read.epoch == nil, let shared, self.hasJoiningClient(name) {
+                // A client makes the room exist, named by whichever server creates it first.
+                do throws(StorageError) {
+                    read.epoch = try await shared.claim(room: name, epoch: Room.makeEpoch())
+                    image = .success(read)
+                } catch {
+                    image = .failure(error)
+                }
             }
             self.roomRead(name, image)
         }
+    }
+
+    private func hasJoiningClient(_ name: String) -> Bool {
+        joining[name, default: []].contains { if case .socket = $0 { true } else { false } }
     }
 
     private func roomRead(_ name: String, _ result: Result<StoredRoomImage, StorageError>) {
@@ -301,9 +354,9 @@ extension SyncServer {
             for waiter in waiting { waiter.refuse(because: error) }
             return
         }
-        // A room never stored is made only for a client joining it; a read of it finds nothing.
+        // A room no client ever joined is made only for a client joining it; a read of it finds nothing.
         let joins = waiting.contains { if case .socket = $0 { true } else { false } }
-        guard rooms[name] != nil || image.replay != nil || joins else {
+        guard rooms[name] != nil || image.replay != nil || image.epoch != nil || joins else {
             for case .read(let promise, _) in waiting {
                 promise.complete(with: HTTPResponse(status: 404, text: "no room named \(name)\n"))
             }

@@ -29,6 +29,8 @@ public protocol RoomStorage: Sendable {
     func marks(room: String) throws(StorageError) -> [StoredMark]
     /// `room`'s stored epoch; nil until a write stored one.
     func epoch(room: String) throws(StorageError) -> String?
+    /// The mark kept for one session of `room`, read when a client of that session joins.
+    func mark(room: String, session: String) throws(StorageError) -> StoredMark?
 }
 
 /// Storage that keeps no sessions or epochs: requests are deduplicated only while the server runs, and a room's
@@ -46,7 +48,7 @@ extension RoomStorage {
 }
 
 extension RoomStorage {
-    /// The mark kept for one session of `room`; a storage that can read one should do so instead.
+    /// Filters ``marks(room:)``; a storage that can read one mark should do so instead.
     public func mark(room: String, session: String) throws(StorageError) -> StoredMark? {
         try marks(room: room).first { $0.session == session }
     }

@@ -27,6 +27,12 @@ public protocol SharedRoomStorage: RoomStorage {
         prepare: @escaping @Sendable (RoomCatchUp) async -> RoomWrite
     ) async throws(StorageError)
 
+    /// Makes `room` exist in the storage, named `epoch` unless another server made it first; returns the epoch stored.
+    ///
+    /// One atomic step in the database: of servers first using a room at the same moment, one wins and every other
+    /// adopts what it stored, so a room has one epoch on every server and every server can answer for it.
+    func claim(room: String, epoch: String) async throws(StorageError) -> String
+
     /// What other servers commit and publish, as it happens, until ``RoomStorage/close()``. Call once.
     func events() -> AsyncStream<StorageEvent>
 
