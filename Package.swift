@@ -7,6 +7,10 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The server's own modules: a nonisolated async function runs on its caller's executor, so the server's loop awaits
+/// storage and resumes without a hop through the shared task pool.
+let sourceSettings = strictSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+
 let package = Package(
     name: "Lockstep",
     platforms: [.macOS(.v15)],
@@ -31,13 +35,14 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
     targets: [
         // Pure layers: no I/O, no threads.
         .target(
             name: "LockstepJSON",
             dependencies: [.product(name: "Collections", package: "swift-collections")],
-            swiftSettings: strictSettings
+            swiftSettings: sourceSettings
         ),
         .target(
             name: "LockstepCore",
@@ -69,11 +74,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // Durable rooms.
+        // Durable rooms: the storage seam, and the embedded SQLite log behind it.
+        .target(name: "LockstepStorage", dependencies: ["LockstepCore"], swiftSettings: sourceSettings),
         .target(
-            name: "LockstepStorage",
-            dependencies: ["LockstepCore", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strictSettings
+            name: "LockstepSQLite",
+            dependencies: ["LockstepStorage", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: sourceSettings
         ),
 
         // Rooms shared by several servers.
@@ -91,7 +97,7 @@ let package = Package(
         .target(
             name: "LockstepServer",
             dependencies: [
-                "LockstepCore", "LockstepApps", "LockstepTransport", "LockstepStorage",
+                "LockstepCore", "LockstepApps", "LockstepTransport", "LockstepStorage", "LockstepSQLite",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -111,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "lockstep",
             dependencies: [
-                "LockstepServer", "LockstepClient", "LockstepStorage", "LockstepPostgres",
+                "LockstepServer", "LockstepClient", "LockstepStorage", "LockstepSQLite", "LockstepPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -156,13 +162,15 @@ let package = Package(
         ),
         .testTarget(
             name: "LockstepStorageTests",
-            dependencies: ["LockstepStorage", "LockstepApps", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "LockstepStorage", "LockstepSQLite", "LockstepApps", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "LockstepPostgresTests",
             dependencies: [
-                "LockstepPostgres", "LockstepStorage", "LockstepCore", "LockstepTestSupport",
+                "LockstepPostgres", "LockstepStorage", "LockstepSQLite", "LockstepCore", "LockstepTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -175,10 +183,11 @@ let package = Package(
         .testTarget(
             name: "LockstepServerTests",
             dependencies: [
-                "LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage", "LockstepTestSupport",
-                "LockstepPostgres",
+                "LockstepServer", "LockstepClient", "LockstepApps", "LockstepStorage", "LockstepSQLite",
+                "LockstepTestSupport", "LockstepPostgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Clocks", package: "swift-clocks"),
                 "LockstepTesting",
             ],
             swiftSettings: strictSettings

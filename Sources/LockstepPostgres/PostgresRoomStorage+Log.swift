@@ -2,18 +2,12 @@ import Foundation
 public import LockstepStorage
 import PostgresNIO
 
-/// The ``RoomStorage`` methods: the same meaning as ``RoomLog``'s, each blocking its thread for one bounded call.
+/// The ``RoomStorage`` methods: the same meaning as `RoomLog`'s, each one bounded call.
 extension PostgresRoomStorage {
-    public func append(changes: [StoredChange], snapshots: [StoredSnapshot], keepHistory: Int) throws(StorageError) {
-        try append(
-            changes: changes, snapshots: snapshots, sessions: SessionWrites(idleSeconds: .infinity, limit: .max),
-            keepHistory: keepHistory)
-    }
-
     public func append(
         changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
-    ) throws(StorageError) {
-        try blocking("append to the log") { [self] in
+    ) async throws(StorageError) {
+        try await bounded("append to the log") { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 try await store(
                     RoomWrite(changes: changes, snapshots: snapshots, sessions: sessions), keepHistory: keepHistory,
@@ -29,8 +23,8 @@ extension PostgresRoomStorage {
         }
     }
 
-    public func load(room: String) throws(StorageError) -> StoredRoom? {
-        try blocking("load room \(room)") { [self] in
+    public func load(room: String) async throws(StorageError) -> StoredRoom? {
+        try await bounded("load room \(room)") { [self] in
             try await client.withConnection { connection in
                 var snapshot: StoredSnapshot?
                 for try await (version, state, history) in try await connection.query(
@@ -48,26 +42,18 @@ extension PostgresRoomStorage {
         }
     }
 
-    public func changes(room: String, after version: Int) throws(StorageError) -> [StoredChange] {
-        try blocking("read room \(room)") { [self] in
-            try await client.withConnection { connection in
-                try await Self.changes(connection, room: room, after: version, logger)
-            }
-        }
-    }
-
     public func changes(
         room: String, after version: Int, through last: Int, limit: Int
-    ) throws(StorageError) -> [StoredChange] {
-        try blocking("read room \(room)") { [self] in
+    ) async throws(StorageError) -> [StoredChange] {
+        try await bounded("read room \(room)") { [self] in
             try await client.withConnection { connection in
                 try await Self.changes(connection, room: room, after: version, through: last, limit: limit, logger)
             }
         }
     }
 
-    public func oldestChange(room: String) throws(StorageError) -> Int? {
-        try blocking("read room \(room)") { [self] in
+    public func oldestChange(room: String) async throws(StorageError) -> Int? {
+        try await bounded("read room \(room)") { [self] in
             for try await oldest in try await client.query(
                 "SELECT MIN(version) FROM changes WHERE room = \(room)", logger: logger
             ).decode(Int?.self) {
@@ -78,8 +64,8 @@ extension PostgresRoomStorage {
     }
 
     /// Forgets `room`'s changes from `version` on, and moves its version back to before them.
-    public func truncate(room: String, from version: Int) throws(StorageError) {
-        try blocking("truncate room \(room)") { [self] in
+    public func truncate(room: String, from version: Int) async throws(StorageError) {
+        try await bounded("truncate room \(room)") { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query(
                     "DELETE FROM changes WHERE room = \(room) AND version >= \(version)", logger: logger)
@@ -89,8 +75,8 @@ extension PostgresRoomStorage {
         }
     }
 
-    public func marks(room: String) throws(StorageError) -> [StoredMark] {
-        try blocking("read the sessions of room \(room)") { [self] in
+    public func marks(room: String) async throws(StorageError) -> [StoredMark] {
+        try await bounded("read the sessions of room \(room)") { [self] in
             var marks: [StoredMark] = []
             for try await (session, seq, time) in try await client.query(
                 "SELECT session, seq, time FROM session_marks WHERE room = \(room)", logger: logger
@@ -101,8 +87,8 @@ extension PostgresRoomStorage {
         }
     }
 
-    public func mark(room: String, session: String) throws(StorageError) -> StoredMark? {
-        try blocking("read a session of room \(room)") { [self] in
+    public func mark(room: String, session: String) async throws(StorageError) -> StoredMark? {
+        try await bounded("read a session of room \(room)") { [self] in
             for try await (seq, time) in try await client.query(
                 "SELECT seq, time FROM session_marks WHERE room = \(room) AND session = \(session)", logger: logger
             ).decode((Int, Double).self) {
@@ -112,8 +98,8 @@ extension PostgresRoomStorage {
         }
     }
 
-    public func epoch(room: String) throws(StorageError) -> String? {
-        try blocking("read the epoch of room \(room)") { [self] in
+    public func epoch(room: String) async throws(StorageError) -> String? {
+        try await bounded("read the epoch of room \(room)") { [self] in
             for try await epoch in try await client.query(
                 "SELECT epoch FROM rooms WHERE room = \(room)", logger: logger
             ).decode(String?.self) {

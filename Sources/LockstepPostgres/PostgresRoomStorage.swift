@@ -1,4 +1,3 @@
-import Dispatch
 public import LockstepStorage
 public import Logging
 import PostgresNIO
@@ -11,8 +10,7 @@ import Synchronization
 /// `pg_notify` on one channel, heard by each server's listening connection (``events()``).
 ///
 /// Every call is bounded by ``Configuration/operationTimeout``: a database that cannot be reached makes calls throw
-/// ``StorageError/unavailable(_:)`` within it, never hang. The ``RoomStorage`` methods block their thread until then:
-/// call them from the server's own queues, never from a Swift concurrency or NIO thread.
+/// ``StorageError/unavailable(_:)`` within it, never hang; none blocks its caller's thread.
 public final class PostgresRoomStorage: SharedRoomStorage {
     /// Limits of the storage; each has a default fit for a server.
     public struct Configuration: Sendable {
@@ -97,46 +95,23 @@ public final class PostgresRoomStorage: SharedRoomStorage {
         logger.info("rooms in PostgreSQL", metadata: ["node": "\(node)", "database": "\(location.description)"])
     }
 
-    /// Withdraws this server's peers, stops listening and closes every connection.
+    /// Stops listening, withdraws this server's peers and closes every connection; returns at once, leaving the
+    /// withdrawal (bounded like every call) to finish on its own.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = try? blocking("withdraw the peers") { [self] in
-            try await client.query("DELETE FROM peers WHERE node = \(node)")
-        }
-        cancelTasks()
         continuation.finish()
+        Task { [self] in
+            _ = try? await bounded("withdraw the peers") { [self] in
+                try await client.query("DELETE FROM peers WHERE node = \(node)")
+            }
+            cancelTasks()
+        }
     }
 
     public func events() -> AsyncStream<StorageEvent> { stream }
 
     func cancelTasks() {
         for task in tasks.withLock({ tasks in defer { tasks = [] }; return tasks }) { task.cancel() }
-    }
-
-    /// Runs `operation` in a task and blocks this thread until it ends (or ``Configuration/operationTimeout``).
-    func blocking<T: Sendable>(
-        _ what: String, _ operation: @escaping @Sendable () async throws -> T
-    ) throws(StorageError) -> T {
-        let result = Mutex<Result<T, StorageError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do throws(StorageError) {
-                let value = try await bounded(what, operation)
-                result.withLock { $0 = .success(value) }
-            } catch {
-                result.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        // The operation is bounded; this bound is a last resort for a caller that blocks the thread the operation
-        // itself needs (a Swift concurrency thread).
-        guard done.wait(timeout: .now() + .milliseconds(Int(configuration.operationTimeout / .milliseconds(1)) + 1_000))
-            == .success
-        else {
-            markUnavailable()
-            throw .unavailable("\(what): no answer; call the storage from a dispatch queue, not from a Swift task")
-        }
-        return try result.withLock { $0! }.get()
     }
 
     /// Runs `operation`, failing with ``StorageError/unavailable(_:)`` after ``Configuration/operationTimeout``

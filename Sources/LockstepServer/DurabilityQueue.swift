@@ -4,8 +4,8 @@ import LockstepTransport
 /// Patches and replies held back until the changes before them are in the log.
 ///
 /// Write-ahead with group commit: everything produced while one write is in flight goes into
-/// the next, so a burst of actions costs one transaction, not one per action. One for the whole server with
-/// a log of its own; one per room on shared storage, where each room commits on its own. Loop-bound.
+/// the next, so a burst of actions costs one transaction, not one per action. ``LocalLogPipeline`` keeps one for the
+/// whole server, ``SharedLogPipeline`` one per room, since each room commits on its own there. Loop-bound.
 final class DurabilityQueue {
     /// Something that may leave the server only after the log has what precedes it.
     enum Release {

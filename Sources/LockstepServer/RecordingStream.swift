@@ -2,71 +2,97 @@ import DequeModule
 import LockstepStorage
 import LockstepTransport
 
-/// The patch lines of a recording, read a page at a time as the client takes them: from the log for old versions,
+/// The patch lines of a recording, read a page at a time as the client takes them: from storage for old versions,
 /// from the room's recent patches for the rest, so a long history is never held in memory whole.
 ///
-/// Loop-bound: ``next()`` runs on the loop thread, where the transport pulls the body.
+/// Loop-bound: ``next()`` runs on the loop thread, where the transport pulls the body; a page of storage is read off
+/// it, and the body resumes when it arrives.
 final class RecordingStream {
-    /// Patches per log read, and the most bytes handed to the transport at once.
+    /// Reads a page of stored changes (after, through, limit) and hands it, or nil when storage fails, to the
+    /// callback on the loop thread.
+    typealias PageReader = (Int, Int, Int, @escaping ([StoredChange]?) -> Void) -> Void
+
+    /// Patches per storage read, and the most bytes handed to the transport at once.
     static let pageSize = 256
     static let pieceBytes = 64 << 10
 
+    /// The body this stream feeds, resumed when a page read from storage arrives.
+    weak var body: HTTPBodyStream?
     private var pending: [UInt8]
     private var nextVersion: Int
     private let lastVersion: Int
-    private let roomName: String
-    private let log: (any RoomStorage)?
+    private let readPage: PageReader
     /// The room's recent patches when the recording started; later trimming of the room's own copy does not touch it.
     private let recent: Deque<Room.LoggedPatch>
+    /// A page read from storage: waiting for it, or it failed.
+    private var reading = false
+    private var failed = false
 
     /// A recording of `room` whose first line, `snapshotLine`, is the state at `version`; it ends at the room's
     /// released version now.
-    init(room: Room, after version: Int, snapshotLine: [UInt8], log: (any RoomStorage)?) {
+    init(room: Room, after version: Int, snapshotLine: [UInt8], readPage: @escaping PageReader) {
         pending = snapshotLine + [10]
         nextVersion = version + 1
         lastVersion = room.releasedVersion
-        roomName = room.name
-        self.log = log
+        self.readPage = readPage
         recent = room.log
     }
 
     func next() -> HTTPBodyStream.Piece {
+        guard !failed else { return .failed }
+        guard !reading else { return .later }
         while pending.count < Self.pieceBytes && nextVersion <= lastVersion {
-            guard readPage() else { return .failed }
+            guard takeRecent() else {
+                guard pending.isEmpty else { break }
+                readStored()
+                return .later
+            }
         }
         guard !pending.isEmpty else { return .end }
         defer { pending.removeAll(keepingCapacity: true) }
         return .bytes(pending)
     }
 
-    /// Appends the next patches to `pending`; false when a version is in neither memory nor the log (the log was
-    /// compacted while the recording streamed).
-    private func readPage() -> Bool {
-        if let first = recent.first?.version, first <= nextVersion {
-            let start = nextVersion - first
-            let end = min(recent.count, start + Self.pageSize, lastVersion - first + 1)
-            guard start < end else { return false }
-            for patch in recent[start..<end] {
-                pending += patch.frame.payload
-                pending.append(10)
-            }
-            nextVersion = recent[end - 1].version + 1
+    /// Appends the next patches from memory; false when they are older than memory holds.
+    private func takeRecent() -> Bool {
+        guard let first = recent.first?.version, first <= nextVersion else { return false }
+        let start = nextVersion - first
+        let end = min(recent.count, start + Self.pageSize, lastVersion - first + 1)
+        guard start < end else {
+            failed = true
             return true
         }
+        for patch in recent[start..<end] {
+            pending += patch.frame.payload
+            pending.append(10)
+        }
+        nextVersion = recent[end - 1].version + 1
+        return true
+    }
+
+    /// Reads the next page from storage; a version in neither memory nor storage (compacted while the recording
+    /// streamed) fails the body.
+    private func readStored() {
+        reading = true
+        let after = nextVersion - 1
         let through = min(lastVersion, (recent.first?.version ?? lastVersion + 1) - 1)
-        guard
-            let page = try? log?.changes(room: roomName, after: nextVersion - 1, through: through, limit: Self.pageSize),
-            page.first?.version == nextVersion
-        else {
-            return false
+        readPage(after, through, Self.pageSize) { page in self.received(page, after: after) }
+    }
+
+    private func received(_ page: [StoredChange]?, after: Int) {
+        reading = false
+        guard let page, page.first?.version == after + 1 else {
+            failed = true
+            body?.resume()
+            return
         }
         for change in page {
-            guard change.version == nextVersion else { return false }
+            guard change.version == nextVersion else { break }
             pending += change.message
             pending.append(10)
             nextVersion += 1
         }
-        return true
+        body?.resume()
     }
 }
 

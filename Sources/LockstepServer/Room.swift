@@ -33,26 +33,20 @@ final class Room {
     /// A presence is due to go out.
     var presenceScheduled = false
     /// When the last presence went out.
-    var lastPresence: ContinuousClock.Instant?
+    var lastPresence: Duration?
     /// Since when the room has had no client (its idle clock); nil while in use.
-    var idleSince: ContinuousClock.Instant?
+    var idleSince: Duration?
     /// `.run` effects of this room still at work: their actions come back to it, so it stays in memory.
     var runningEffects = 0
 
-    /// Nobody and nothing uses the room: no client, none waiting to follow, no effect running.
-    var isIdle: Bool {
-        sessions.isEmpty && waiting.isEmpty && runningEffects == 0 && !shared.pumping && !shared.following
-            && shared.incoming.isEmpty
-    }
+    /// No client uses the room, none waits to follow it, and no effect runs (its pipeline may still be at work).
+    var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && runningEffects == 0 }
     /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
     var epoch = Room.makeEpoch()
-    /// The log has `epoch`, or the next write stores it.
+    /// Storage has `epoch`, or the next write stores it.
     var epochStored = false
     /// The highest `seq` acknowledged for each client session.
     var marks = SessionMarks()
-    /// On shared storage: the room's own write queue, and what it shares with other servers.
-    let writes = DurabilityQueue()
-    var shared = SharedRoomState()
 
     init(name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = []) {
         self.name = name
@@ -111,6 +105,11 @@ final class Room {
         cachedState = nil
     }
 
+    /// Whether rebuilding `version` needs older inverses than memory holds: they are read from storage first.
+    func needsStoredHistory(toReach version: Int) -> Bool {
+        (0..<store.version).contains(version) && version + 1 < (timeline.oldestVersion ?? store.version + 1)
+    }
+
     /// The patches after `version`, if the room still has all of them.
     func patches(after version: Int) -> [LoggedPatch]? {
         let current = releasedVersion
@@ -150,12 +149,12 @@ final class Room {
     ///
     /// Every client receives the whole message on every join and leave, so its size is bounded:
     /// without the limit a room of n clients costs n² bytes per change of membership.
-    func presenceFrame(limit: Int) -> OutboundFrame {
-        let peers = sessions.prefix(limit).map(\.peer) + shared.remotePeers.prefix(max(0, limit - sessions.count))
+    func presenceFrame(limit: Int, remote: [Peer]) -> OutboundFrame {
+        let peers = sessions.prefix(limit).map(\.peer) + remote.prefix(max(0, limit - sessions.count))
         guard case .object(var message) = ServerMessage.presence(peers).json else {
             preconditionFailure("a presence message is an object")
         }
-        message["count"] = .int(sessions.count + shared.remotePeers.count)
+        message["count"] = .int(sessions.count + remote.count)
         return OutboundFrame(text: JSON.object(message).serialized())
     }
 }

@@ -1,5 +1,6 @@
 public import LockstepCore
 public import LockstepStorage
+public import LockstepSQLite
 
 /// Everything a server can be told; each limit has a default a public deployment can live with.
 public struct ServerConfiguration: Sendable {

@@ -2,13 +2,12 @@ import LockstepCore
 import LockstepStorage
 import LockstepTransport
 
-/// What a room needs when several servers share its storage: the requests waiting for the room's next locked write,
-/// and what the other servers hold of it. Loop-bound, like its ``Room``.
-struct SharedRoomState {
+/// What ``SharedLogPipeline`` keeps for one room in memory: the requests waiting for the room's next locked write,
+/// the write in flight, and what the other servers hold of it. Loop-bound.
+final class SharedRoomState {
     /// Something to apply, or to send, in its turn: after everything the room received before it.
     enum Incoming {
-        case request(ClientRequest, Session)
-        case effect(EffectAction)
+        case input(RoomInput)
         case reply(Session, OutboundFrame)
 
         /// A change request or an effect's action: it needs a write.
@@ -18,11 +17,13 @@ struct SharedRoomState {
         }
 
         var sessionName: String? {
-            guard case .request(let request, let session) = self, request.seq != nil else { return nil }
-            return session.sessionName?.value
+            guard case .input(let input) = self else { return nil }
+            return input.sessionName
         }
     }
 
+    /// The changes, marks and replies of the write being prepared or in flight.
+    let writes = DurabilityQueue()
     /// Received, not yet applied: the next write takes all of it.
     var incoming: [Incoming] = []
     /// What the write in flight took from `incoming`.
@@ -51,4 +52,10 @@ struct SharedRoomState {
 
     /// Something waits: a write, a reply, or versions other servers committed.
     func isBehind(version: Int) -> Bool { needsCheck || announced > version }
+
+    /// Nothing waits or runs.
+    var isIdle: Bool { !pumping && !following && incoming.isEmpty }
 }
+
+@available(*, unavailable)
+extension SharedRoomState: Sendable {}

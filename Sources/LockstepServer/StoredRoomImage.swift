@@ -1,8 +1,7 @@
 import LockstepCore
 import LockstepStorage
 
-/// A room as its storage has it, read and replayed off the loop when the storage is shared, ready to be put in
-/// memory.
+/// A room as its storage has it, read and replayed, ready to be put in memory.
 struct StoredRoomImage: Sendable {
     /// The replayed store; nil for a room never stored.
     let replay: RoomReplay?
@@ -10,29 +9,44 @@ struct StoredRoomImage: Sendable {
     let snapshotVersion: Int
     /// The changes kept for resuming clients, oldest first.
     let recent: [StoredChange]
+    /// The room's epoch; nil until a client made the room exist.
     var epoch: String?
     let marks: [StoredMark]
 
     /// A room never stored.
     static let none = StoredRoomImage(replay: nil, snapshotVersion: 0, recent: [], epoch: nil, marks: [])
 
-    /// Reads `room` from `log`: its latest snapshot and the changes after it, replayed; a damaged tail is cut off the
-    /// log. Blocks on the storage: off the loop when it is shared.
-    static func read(
-        room: String, from log: any RoomStorage, configuration: ServerConfiguration
-    ) throws -> StoredRoomImage {
-        let epoch = try log.epoch(room: room)
-        let marks = try log.marks(room: room)
-        guard let stored = try log.load(room: room) else {
-            return StoredRoomImage(replay: nil, snapshotVersion: 0, recent: [], epoch: epoch, marks: marks)
+    /// Whether any client ever used the room: a read of one never used finds nothing.
+    var exists: Bool { replay != nil || epoch != nil }
+
+    /// Reads `room` from `log`: its latest snapshot and the changes after it, replayed. With `repairing`, a damaged
+    /// tail is cut off the log (a log of this server's own; a shared one may be being written by another server).
+    nonisolated(nonsending) static func read(
+        room: String, from log: any RoomStorage, configuration: ServerConfiguration, repairing: Bool
+    ) async -> Result<StoredRoomImage, StorageError> {
+        do throws(StorageError) {
+            let epoch = try await log.epoch(room: room)
+            let marks = try await log.marks(room: room)
+            guard let stored = try await log.load(room: room) else {
+                return .success(
+                    StoredRoomImage(replay: nil, snapshotVersion: 0, recent: [], epoch: epoch, marks: marks))
+            }
+            let replay: RoomReplay
+            do {
+                replay = try RoomReplay(stored, app: configuration.app, undoDepth: configuration.undoDepth)
+            } catch {
+                return .failure(.database("room \(room) cannot be replayed: \(error)"))
+            }
+            if repairing, let damaged = replay.damagedFrom { try await log.truncate(room: room, from: damaged) }
+            let version = replay.store.version
+            let recent = try await log.changes(
+                room: room, after: max(0, version - configuration.resumeWindow), through: version, limit: .max)
+            return .success(
+                StoredRoomImage(
+                    replay: replay, snapshotVersion: stored.snapshot?.version ?? 0, recent: recent, epoch: epoch,
+                    marks: marks))
+        } catch {
+            return .failure(error)
         }
-        let replay = try RoomReplay(stored, app: configuration.app, undoDepth: configuration.undoDepth)
-        if let damaged = replay.damagedFrom { try log.truncate(room: room, from: damaged) }
-        let version = replay.store.version
-        let recent = try log.changes(room: room, after: max(0, version - configuration.resumeWindow))
-            .prefix { $0.version <= version }
-        return StoredRoomImage(
-            replay: replay, snapshotVersion: stored.snapshot?.version ?? 0, recent: Array(recent), epoch: epoch,
-            marks: marks)
     }
 }

@@ -9,35 +9,36 @@ import LockstepTransport
 extension SyncServer {
     /// Starts `room`'s idle clock: it has no client now. Rooms stay in memory with `--memory`.
     func roomBecameIdle(_ room: Room) {
-        guard log != nil, room.sessions.isEmpty else { return }
-        let since = ContinuousClock.now
+        guard pipeline.evictsIdleRooms, room.sessions.isEmpty else { return }
+        let since = clock.now
         room.idleSince = since
         let name = room.name
         Task {
-            try? await Task.sleep(for: configuration.roomIdle)
+            try? await clock.sleep(for: configuration.roomIdle)
             self.evictIfIdle(name, idleSince: since)
         }
     }
 
     /// Writes the room out and drops it, if it has stayed idle since `since` and nothing of it is still at work.
-    private func evictIfIdle(_ name: String, idleSince since: ContinuousClock.Instant) {
-        guard !isStopped, let room = rooms[name], room.idleSince == since, room.isIdle else { return }
+    private func evictIfIdle(_ name: String, idleSince since: Duration) {
+        guard !isStopped, let room = rooms[name], room.idleSince == since, isIdle(room) else { return }
         room.idleSince = nil
-        // On shared storage everything the room did is committed: it may go at once.
-        if shared != nil { return evict(room, at: room.store.version) }
-        if room.changesSinceSnapshot > 0 { queueSnapshot(of: room) }
-        // Released once everything queued before it is in the log, the snapshot included.
-        durability.pending.append(.evict(room, version: room.store.version))
-        scheduleWrite(of: room)
+        pipeline.evict(room, server: self)
+    }
+
+    /// Nobody and nothing uses the room, and nothing of it waits to be stored.
+    func isIdle(_ room: Room) -> Bool {
+        room.isIdle && pipeline.isIdle(room)
     }
 
     /// The room's snapshot is stored: it leaves memory unless it was used again meanwhile.
     func evict(_ room: Room, at version: Int) {
-        guard rooms[room.name] === room, room.isIdle, room.store.version == version else {
+        guard rooms[room.name] === room, isIdle(room), room.store.version == version else {
             if rooms[room.name] === room { roomBecameIdle(room) }
             return
         }
         rooms[room.name] = nil
+        pipeline.forget(room)
         metrics.rooms.decrement()
         metrics.evictions.increment()
         logger.info("evicted an idle room", metadata: ["room": "\(room.name)", "version": "\(version)"])

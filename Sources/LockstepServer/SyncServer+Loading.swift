@@ -6,34 +6,61 @@ import LockstepJSON
 import LockstepStorage
 import LockstepTransport
 
+/// Rooms come into memory when a client joins or an HTTP read asks for them, read from storage off the loop.
 extension SyncServer {
-    enum LoadResult {
-        case loaded(Room)
-        case absent
-        case failed
-    }
-
-    /// A room that is in memory or in the log; nil for one never used.
-    func storedRoom(named name: String) -> Room? {
-        if case .loaded(let room) = loadRoom(named: name) { return room }
-        return nil
-    }
-
-    /// The room in memory, or rebuilt from the log: latest snapshot, then the changes after it.
-    ///
-    /// Runs on the loop thread, once per room per process: a snapshot every
-    /// `snapshotInterval` changes keeps the replay short.
-    func loadRoom(named name: String) -> LoadResult {
-        if let room = rooms[name] { return .loaded(room) }
-        guard let log else { return .absent }
-        do {
-            let image = try StoredRoomImage.read(room: name, from: log, configuration: configuration)
-            guard image.replay != nil else { return .absent }
-            return .loaded(install(image, as: name))
-        } catch {
-            logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
-            return .failed
+    /// The room in memory, or read from storage (one read for everyone asking meanwhile); nil for a room no client
+    /// ever joined, unless `creating` (a client joining makes it exist).
+    func room(named name: String, creating: Bool) async -> Result<Room?, StorageError> {
+        while true {
+            if let room = rooms[name] { return .success(room) }
+            if reads[name] != nil {
+                // Resumed on the loop by the read's own caller; no hop through the shared task pool.
+                let error = await withCheckedContinuation { reads[name, default: []].append($0) }
+                if let error { return .failure(error) }
+                // A read that found nothing does not create: a joining client reads again, creating.
+                guard rooms[name] != nil || creating else { return .success(nil) }
+                continue
+            }
+            reads[name] = []
+            let error = await read(name, creating: creating)
+            for waiter in reads.removeValue(forKey: name) ?? [] { waiter.resume(returning: error) }
+            if let error { return .failure(error) }
+            return .success(rooms[name])
         }
+    }
+
+    /// Reads a room into memory; the error when storage fails.
+    private func read(_ name: String, creating: Bool) async -> StorageError? {
+        FileHandle.standardError.write("DBG read-start \(Date().timeIntervalSince1970)\n".data(using: .utf8)!)
+        let readResult = await pipeline.read(room: name, creating: creating, server: self)
+        FileHandle.standardError.write("DBG read-end \(Date().timeIntervalSince1970)\n".data(using: .utf8)!)
+        switch readResult {
+        case .failure(let error):
+            logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
+            return error
+        case .success(let image):
+            guard rooms[name] == nil, image.exists || creating else { return nil }
+            let room = install(image, as: name)
+            pipeline.installed(room, server: self)
+            return nil
+        }
+    }
+
+    /// Joins a client once its room is in memory and up to date with storage; refuses it (1011) when the room
+    /// cannot be read.
+    func enter(_ connection: WebSocketConnection, room name: String, grant: AccessGrant) async {
+        let session = connection.query["session"].flatMap(SessionName.init)?.value
+        guard case .success(let room?) = await room(named: name, creating: true),
+            await pipeline.prepareJoin(of: room, session: session, server: self)
+        else {
+            if connection.isOpen { connection.close(code: 1011, reason: "the room cannot be loaded") }
+            return
+        }
+        guard connection.isOpen else { return }
+        // The room left memory meanwhile: it is read again.
+        guard rooms[name] === room else { return await enter(connection, room: name, grant: grant) }
+        connection.resumeReceiving()
+        join(connection, to: room, grant: grant)
     }
 
     /// Puts a room read from storage in memory (a new one when it was never stored), with its epoch and marks.
@@ -52,10 +79,6 @@ extension SyncServer {
         if let epoch = image.epoch {
             room.epoch = epoch
             room.epochStored = true
-        } else if image.replay != nil {
-            // A log written before epochs existed: the room's new one is stored with its next write.
-            storeEpoch(of: room)
-            scheduleWrite(of: room)
         }
         room.marks = SessionMarks(image.marks)
         room.marks.forgetIdle(now: Date().timeIntervalSince1970, idleSeconds: configuration.sessionIdle.seconds)

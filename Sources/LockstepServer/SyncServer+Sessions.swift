@@ -37,25 +37,10 @@ extension SyncServer {
     private func advanceMark(of name: SessionName, to seq: Int, in room: Room) {
         let now = Date().timeIntervalSince1970
         room.marks.advance(
-            name, to: seq, stored: log == nil, now: now, idleSeconds: configuration.sessionIdle.seconds,
+            name, to: seq, stored: false, now: now, idleSeconds: configuration.sessionIdle.seconds,
             limit: configuration.sessionLimit)
-        guard log != nil else { return }
-        // A no-op action has no change row: the mark is written on its own, and the ack waits for it all the same.
-        writes(of: room).marks.append(StoredMark(room: room.name, session: name.value, seq: seq, time: now))
-        storeEpoch(of: room)
-        scheduleWrite(of: room)
-    }
-
-    /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.
-    func storeEpoch(of room: Room) {
-        guard !room.epochStored else { return }
-        room.epochStored = true
-        writes(of: room).epochs[room.name] = room.epoch
-    }
-
-    /// A write stored these marks: snapshots and resumes may report them now.
-    func marksStored(_ marks: [StoredMark]) {
-        for mark in marks { rooms[mark.room]?.marks.stored(mark.session, upTo: mark.seq) }
+        // A no-op action has no change to store: the mark is stored on its own, and the ack waits for it all the same.
+        pipeline.markMoved(StoredMark(room: room.name, session: name.value, seq: seq, time: now), in: room, server: self)
     }
 }
 

@@ -6,11 +6,12 @@ import LockstepTransport
 /// Time travel: `revert` and the state of a past version, rebuilt backwards from the current state.
 extension SyncServer {
     /// Puts the room back to the state of `version` as one new change, or acknowledges a no-op when that state is the
-    /// current one. The reducer does not run and no effect starts.
-    func revert(to version: Int, id: String?, seq: Int?, from session: Session) {
+    /// current one. The reducer does not run and no effect starts. `older` holds the stored changes beyond memory that
+    /// the rebuild needs.
+    func revert(to version: Int, id: String?, seq: Int?, from session: Session, older: [StoredChange]) {
         let room = session.room
         do throws(TimeTravelError) {
-            let target = try state(of: room, at: version)
+            let target = try state(of: room, at: version, older: older)
             let change: Change?
             do {
                 change = try room.store.revert(to: version, state: target)
@@ -26,17 +27,49 @@ extension SyncServer {
         }
     }
 
-    /// The oldest version of `room` whose state can be rebuilt: from the inverse patches in memory, or further back
-    /// from those in the log.
-    func oldestVersion(of room: Room) -> Int {
+    /// A revert further back than memory holds: the stored changes it needs are read first, while the client's later
+    /// requests wait unread, so it is still applied in its turn.
+    func revertFromStorage(_ request: ClientRequest, from session: Session, to version: Int) {
+        let room = session.room
+        let connection = session.connection
+        connection.pauseReceiving()
+        Task {
+            let older = await self.storedHistory(of: room, from: version)
+            connection.resumeReceiving()
+            guard connection.context as? Session === session else { return }
+            self.pipeline.submit(.request(request, session, older: older), to: room, server: self)
+        }
+    }
+
+    /// The stored changes after `version` up to what memory holds, oldest first; as far back as storage has them.
+    private func storedHistory(of room: Room, from version: Int) async -> [StoredChange] {
         let held = room.timeline.oldestVersion ?? room.store.version + 1
-        guard let log, let stored = try? log.oldestChange(room: room.name), stored < held else { return held - 1 }
+        var changes: [StoredChange] = []
+        var after = version
+        while after < held - 1 {
+            let page = try? await pipeline.storedChanges(
+                room: room.name, after: after, through: held - 1, limit: Self.rebuildPage, server: self)
+            guard let page, let last = page.last, page.first?.version == after + 1 else { break }
+            changes += page
+            after = last.version
+        }
+        return changes
+    }
+
+    /// The oldest version of `room` whose state can be rebuilt: from the inverse patches in memory, or further back
+    /// from those in storage.
+    func oldestVersion(of room: Room) async -> Int {
+        let held = room.timeline.oldestVersion ?? room.store.version + 1
+        guard let stored = await pipeline.oldestStoredChange(room: room.name, server: self), stored < held else {
+            return held - 1
+        }
         return stored - 1
     }
 
     /// The state `room` had at `version`: the current state with the inverse patches of every later change applied,
-    /// newest first. Costs the distance back, never a replay of the room's life.
-    func state(of room: Room, at version: Int) throws(TimeTravelError) -> JSON {
+    /// newest first, from memory and then from `older` (stored changes read beforehand). Costs the distance back,
+    /// never a replay of the room's life.
+    func state(of room: Room, at version: Int, older: [StoredChange]) throws(TimeTravelError) -> JSON {
         let current = room.store.version
         guard (0...current).contains(version) else { throw .neverHad(version, current: current) }
         var state: JSON
@@ -46,45 +79,40 @@ extension SyncServer {
             throw .broken(error.message)
         }
         let steps = room.timeline.steps
-        let held = steps.first?.version ?? current + 1
+        var held = steps.first?.version ?? current + 1
         for step in steps.reversed() {
             guard step.version > version else { break }
             try Self.apply(step.inverse, to: &state, version: step.version)
         }
-        guard version + 1 < held else { return state }
-
-        // Older than memory holds: the log's inverses, newest page first, as far back as it keeps changes.
-        guard let log, let stored = try? log.oldestChange(room: room.name), stored <= version + 1 else {
-            throw .unknownVersion(version, oldest: oldestVersion(of: room))
-        }
-        var top = held - 1
-        while top > version {
-            let bottom = max(version, top - Self.rebuildPage)
-            let page: [StoredChange]
+        for change in older.reversed() where change.version < held && change.version > version {
+            guard change.version == held - 1 else { break }
+            let inverse: JSONPatch
             do {
-                page = try log.changes(room: room.name, after: bottom, through: top, limit: top - bottom)
+                inverse = try JSONPatch(json: JSON(parsing: change.inverse))
             } catch {
-                throw .broken("\(error)")
+                throw .broken("the log's inverse of version \(change.version) is damaged: \(error)")
             }
-            guard page.count == top - bottom, page.first?.version == bottom + 1 else {
-                throw .unknownVersion(version, oldest: oldestVersion(of: room))
-            }
-            for change in page.reversed() {
-                let inverse: JSONPatch
-                do {
-                    inverse = try JSONPatch(json: JSON(parsing: change.inverse))
-                } catch {
-                    throw .broken("the log's inverse of version \(change.version) is damaged: \(error)")
-                }
-                try Self.apply(inverse, to: &state, version: change.version)
-            }
-            top = bottom
+            try Self.apply(inverse, to: &state, version: change.version)
+            held = change.version
+        }
+        guard version + 1 >= held else {
+            throw .unknownVersion(version, oldest: held - 1)
         }
         return state
     }
 
-    /// Changes read from the log at once while rebuilding, so a long way back never holds the whole log in memory.
-    private static let rebuildPage = 1_000
+    /// The state of a past version of `room` for an HTTP read, reading storage beyond memory.
+    func pastState(of room: Room, at version: Int) async throws(TimeTravelError) -> JSON {
+        let older = room.needsStoredHistory(toReach: version) ? await storedHistory(of: room, from: version) : []
+        do {
+            return try state(of: room, at: version, older: older)
+        } catch .unknownVersion(let version, _) {
+            throw .unknownVersion(version, oldest: await oldestVersion(of: room))
+        }
+    }
+
+    /// Changes read from storage at once while rebuilding.
+    static let rebuildPage = 1_000
 
     private static func apply(_ inverse: JSONPatch, to state: inout JSON, version: Int) throws(TimeTravelError) {
         do {

@@ -1,8 +1,8 @@
 import CoreMetrics
-import Dispatch
 import Synchronization
 import LockstepCore
 public import LockstepStorage
+import LockstepSQLite
 import LockstepJSON
 import LockstepTransport
 public import Logging
@@ -20,19 +20,16 @@ public import Logging
 /// ```
 public actor SyncServer {
     public nonisolated let configuration: ServerConfiguration
+    /// Idle limits, presence intervals and retries run on it.
+    nonisolated let clock: ServerClock
     nonisolated let transport: WebSocketServer
     nonisolated let metrics: ServerMetrics
-    /// The durable log; nil with `--memory`.
-    nonisolated let log: (any RoomStorage)?
-    /// Runs log writes off the loop thread, one at a time, in order.
-    nonisolated let writer = DispatchQueue(label: "lockstep.storage")
-    let durability = DurabilityQueue()
-    /// The log when several servers share it: rooms are then committed one by one, under the storage's lock.
-    nonisolated let shared: (any SharedRoomStorage)?
-    /// Runs reads of shared storage off the loop thread, several at once.
-    nonisolated let readers = DispatchQueue(label: "lockstep.storage.reads", attributes: .concurrent)
-    /// Connections waiting for their room to be read from shared storage, by room.
-    var joining: [String: [RoomWaiter]] = [:]
+    /// Where rooms are kept, closed at shutdown; nil with `--memory`.
+    private nonisolated let storage: (any RoomStorage)?
+    /// The path of every change to storage and the wire: chosen once, here, for the storage.
+    let pipeline: any CommitPipeline
+    /// Rooms being read from storage, with everyone else asking for one meanwhile: they wait for the same read.
+    var reads: [String: [CheckedContinuation<StorageError?, Never>]] = [:]
     let logger: Logger
     var rooms: [String: Room] = [:]
     private var clientCount = 0
@@ -52,7 +49,7 @@ public actor SyncServer {
     /// Rooms go to `storage` when given, else to a ``RoomLog`` in `configuration.dataDirectory`,
     /// else nowhere (memory only).
     public init(
-        configuration: ServerConfiguration, storage: (any RoomStorage)? = nil,
+        configuration: ServerConfiguration, storage: (any RoomStorage)? = nil, clock: ServerClock = .continuous,
         logger: Logger = Logger(label: "lockstep")
     ) throws {
         let bridge = TransportBridge()
@@ -62,23 +59,40 @@ public actor SyncServer {
         transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
         transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
         self.configuration = configuration
+        self.clock = clock
         self.logger = logger
         self.metrics = ServerMetrics()
-        self.log =
+        let storage =
             try storage
             ?? configuration.dataDirectory.map { directory throws(StorageError) in
                 try RoomLog(directory: directory, sync: configuration.sync)
             }
-        self.shared = log as? any SharedRoomStorage
+        let data: String
+        switch storage {
+        case let shared as any SharedRoomStorage:
+            pipeline = SharedLogPipeline(storage: shared)
+            data = "shared"
+        case let log?:
+            pipeline = LocalLogPipeline(log: log)
+            data = configuration.dataDirectory ?? "\(type(of: log))"
+        case nil:
+            pipeline = MemoryPipeline()
+            data = "memory"
+        }
+        self.storage = storage
         self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
         bridge.attach(self)
-        if let shared { Task { await self.listen(to: shared) } }
+        Task { await self.startPipeline() }
         logger.info(
             "listening",
             metadata: [
                 "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
-                "data": "\(shared != nil ? "shared" : configuration.dataDirectory ?? "memory")",
+                "data": "\(data)",
             ])
+    }
+
+    private func startPipeline() {
+        pipeline.start(server: self)
     }
 
     /// The port the server listens on (useful with port 0).
@@ -89,8 +103,7 @@ public actor SyncServer {
         stopped.store(true, ordering: .relaxed)
         transport.shutdown()
         // A write in flight finishes before the log closes.
-        writer.sync {}
-        log?.close()
+        storage?.close()
     }
 
     // MARK: - Connections
@@ -123,24 +136,15 @@ public actor SyncServer {
             return
         }
         guard let grant = admit(connection, to: roomName.value) else { return }
-        if shared != nil {
-            // The room, or the session's mark another server may have moved, is read off the loop; the client is not
-            // read until it is in.
-            awaitRoom(roomName.value, for: connection, grant: grant)
-            return
-        }
-        guard let room = room(named: roomName.value) else {
-            connection.close(code: 1011, reason: "the room cannot be loaded")
-            return
-        }
-        join(connection, to: room, grant: grant)
+        // The client is not read until it is in the room, which may have to be read or brought up to date first.
+        connection.pauseReceiving()
+        Task { await self.enter(connection, room: roomName.value, grant: grant) }
     }
 
     /// Makes the client of `connection` a member of `room`: its snapshot (or resume), then the room's broadcasts.
     func join(_ connection: WebSocketConnection, to room: Room, grant: AccessGrant) {
         clientCount += 1
-        // On shared storage the server's number makes the id distinct among every server's clients of the room.
-        let client = shared.map { "c\(clientCount)-\($0.node)" } ?? "c\(clientCount)"
+        let client = pipeline.clientID(clientCount)
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
         let session = Session(
             connection: connection, client: client, name: name, room: room, canWrite: grant.role == .write,
@@ -236,7 +240,7 @@ public actor SyncServer {
         session.connection.pauseReceiving()
         metrics.throttled.increment()
         Task {
-            try? await Task.sleep(for: pause)
+            try? await clock.sleep(for: pause)
             self.resumeReading(session)
         }
     }
@@ -273,21 +277,30 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
-            if let shared {
-                guard shared.isAvailable else {
-                    send(.error(id: request.id, code: "unavailable", message: Self.unavailable), to: session)
-                    return
-                }
-                // Applied in the room's next locked write, after what other servers committed before it.
-                enqueue(.request(parsed, session), in: session.room)
+            guard pipeline.isAvailable else {
+                send(.error(id: request.id, code: "unavailable", message: SharedLogPipeline.unavailable), to: session)
                 return
             }
-            guard isNew(parsed, from: session) else { return }
-            change(request, seq: parsed.seq, from: session)
+            if case .revert(_, let version) = request, session.room.needsStoredHistory(toReach: version) {
+                return revertFromStorage(parsed, from: session, to: version)
+            }
+            pipeline.submit(.request(parsed, session), to: session.room, server: self)
         }
     }
 
-    func change(_ request: ClientMessage, seq: Int?, from session: Session) {
+    /// Applies what the pipeline hands over, in its turn: a client's request (unless its `seq` was applied before) or
+    /// an effect's action.
+    func apply(_ input: RoomInput, in room: Room) {
+        switch input {
+        case .request(let request, let session, let older):
+            guard isNew(request, from: session) else { return }
+            change(request.message, seq: request.seq, from: session, older: older)
+        case .effect(let action):
+            apply(action, in: room)
+        }
+    }
+
+    func change(_ request: ClientMessage, seq: Int?, from session: Session, older: [StoredChange] = []) {
         let started = ContinuousClock.now
         let room = session.room
         do {
@@ -306,7 +319,7 @@ public actor SyncServer {
                 publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
                 acknowledge(id: id, version: change.version, seq: seq, to: session)
             case .revert(let id, let version):
-                revert(to: version, id: id, seq: seq, from: session)
+                revert(to: version, id: id, seq: seq, from: session, older: older)
             case .history:
                 break
             }
@@ -318,7 +331,7 @@ public actor SyncServer {
 
     /// Sends `change` to everyone in `room`, the sender included: one encoding, the same bytes for all.
     ///
-    /// With a data directory the patch waits until the change is in the log (see `commit`).
+    /// With storage the patch waits until the change is stored (see ``CommitPipeline``).
     func publish(_ change: Change, in room: Room, cause: Cause) {
         let message = ServerMessage.patch(
             version: change.version, ops: change.patch, cause: cause,
@@ -327,7 +340,8 @@ public actor SyncServer {
         let bytes = message.serialized()
         let patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
         audit(change, in: room, cause: cause)
-        commit(patch, in: room, message: bytes, inverse: change.inverse)
+        room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
+        pipeline.commit(patch, message: bytes, inverse: change.inverse, in: room, server: self)
     }
 
     /// Puts a released patch on the wire, once, for every client following the room.
@@ -343,7 +357,8 @@ public actor SyncServer {
     /// The room's current presence, to a client that follows the room again: what went out while it did not is
     /// lost to it.
     private func sendPresence(to session: Session) {
-        session.connection.send(session.room.presenceFrame(limit: configuration.presenceLimit))
+        session.connection.send(
+            session.room.presenceFrame(limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: session.room)))
     }
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
@@ -370,18 +385,6 @@ public actor SyncServer {
         }
     }
 
-    /// The room, in memory, loaded from the log, or new; nil if its stored log cannot be read.
-    func room(named name: String) -> Room? {
-        if let room = rooms[name] { return room }
-        guard let log else { return install(.none, as: name) }
-        do {
-            return install(try StoredRoomImage.read(room: name, from: log, configuration: configuration), as: name)
-        } catch {
-            logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
-            return nil
-        }
-    }
-
     /// A room's broadcast stream: a client more than the queue limit behind it whose socket takes nothing for the
     /// stall timeout gets a fresh snapshot instead.
     func makeStream() -> BroadcastStream {
@@ -400,9 +403,9 @@ public actor SyncServer {
         guard !room.presenceScheduled else { return }
         room.presenceScheduled = true
         let interval = configuration.presenceInterval * max(1, room.sessions.count / 100)
-        let wait = room.lastPresence.map { interval - $0.duration(to: .now) } ?? .zero
+        let wait = room.lastPresence.map { interval - (clock.now - $0) } ?? .zero
         Task {
-            if wait > .zero { try? await Task.sleep(for: wait) }
+            if wait > .zero { try? await self.clock.sleep(for: wait) }
             self.flushPresence(in: room)
         }
     }
@@ -411,9 +414,9 @@ public actor SyncServer {
         room.presenceScheduled = false
         guard room.presenceDirty else { return }
         room.presenceDirty = false
-        room.lastPresence = .now
-        room.stream.append(room.presenceFrame(limit: configuration.presenceLimit))
-        if shared != nil { publishPeers(of: room) }
+        room.lastPresence = clock.now
+        room.stream.append(room.presenceFrame(limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: room)))
+        pipeline.peersChanged(in: room, server: self)
     }
 
     // MARK: - Effects
@@ -440,11 +443,7 @@ public actor SyncServer {
 
     private func receiveEffect(_ action: EffectAction, inRoom name: String) {
         guard let room = rooms[name] else { return }
-        if shared != nil {
-            enqueue(.effect(action), in: room)
-        } else {
-            apply(action, in: room)
-        }
+        pipeline.submit(.effect(action), to: room, server: self)
     }
 
     func apply(_ action: EffectAction, in room: Room) {
@@ -465,7 +464,9 @@ public actor SyncServer {
         guard request.method == "GET" else { return HTTPResponse(status: 405, text: "method not allowed\n") }
         switch request.path {
         case "/healthz":
-            if let shared, !shared.isAvailable { return HTTPResponse(status: 503, text: Self.unavailable + "\n") }
+            guard pipeline.isAvailable else {
+                return HTTPResponse(status: 503, text: SharedLogPipeline.unavailable + "\n")
+            }
             return HTTPResponse(status: 200, text: "ok")
         case "/metrics":
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
@@ -473,22 +474,36 @@ public actor SyncServer {
             return WebAssets.javascriptClient
         default:
             if let page = pageResponse(to: request) { return page }
-            if let deferred = deferredRead(request) { return deferred }
-            if let answer = timeTravelResponse(to: request) { return answer }
-            guard let name = RoomName(path: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
-            if let refusal = refusal(for: request, room: name.value) { return refusal }
-            guard let room = storedRoom(named: name.value) else {
-                return HTTPResponse(status: 404, text: "no room named \(name.value)\n")
-            }
-            do {
-                let body: JSON = [
-                    "room": .string(room.name), "version": .int(room.store.version),
-                    "state": try room.store.stateJSON(), "epoch": .string(room.epoch),
-                ]
-                return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
-            } catch {
-                return HTTPResponse(status: 500, text: "\(error)\n")
-            }
+            guard let read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
+            if let refusal = refusal(for: request, room: read.room) { return refusal }
+            // Answered once the room is read (when not in memory) and, for a past version, its history.
+            let promise = HTTPPromise()
+            Task { promise.complete(with: await self.answer(read)) }
+            return .deferred(promise)
+        }
+    }
+
+    /// The answer to `GET /rooms/ROOM` and its `?version=` and `/log` forms.
+    private func answer(_ read: RoomRead) async -> HTTPResponse {
+        let room: Room
+        switch await self.room(named: read.room, creating: false) {
+        case .success(let found?):
+            room = found
+        case .success(nil):
+            return HTTPResponse(status: 404, text: "no room named \(read.room)\n")
+        case .failure(let error):
+            return HTTPResponse(status: 503, text: "the room cannot be read: \(error)\n")
+        }
+        if let answer = await timeTravelResponse(to: read, in: room) { return answer }
+        do {
+            let body: JSON = [
+                "room": .string(room.name), "version": .int(room.store.version),
+                "state": try room.store.stateJSON(), "epoch": .string(room.epoch),
+            ]
+            return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
+        } catch {
+            return HTTPResponse(status: 500, text: "\(error)\n")
         }
     }
 }
+

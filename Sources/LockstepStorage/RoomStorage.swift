@@ -1,68 +1,42 @@
-/// Where a server keeps its rooms: an append-only log of changes plus snapshots.
+/// Where a server keeps its rooms: an append-only log of changes plus snapshots, session marks and epochs.
 ///
-/// ``RoomLog`` (SQLite) is the embedded default; another store (a replicated database, a test
-/// double of your own) plugs in through ``SyncServer``'s `storage` parameter. Calls come from one
-/// writer at a time, off the server's loop thread, except `load`, `changes` and `truncate`,
-/// which the loop makes when a room is first used.
+/// `RoomLog` (SQLite, in `LockstepSQLite`) is the embedded default and `PostgresRoomStorage` (in `LockstepPostgres`)
+/// the shared one; another store plugs in through `SyncServer`'s `storage` parameter. Every call is asynchronous and
+/// suspends rather than blocks its caller, so the server may make it from its loop: a storage does its waiting on its
+/// own threads or connections, and its calls run on their caller's executor (`nonisolated(nonsending)`), so the
+/// server's loop resumes without a hop through the shared task pool. Writes come one at a time per room, reads at any
+/// time.
 public protocol RoomStorage: Sendable {
-    /// Makes `changes` and `snapshots` durable together, then drops what `keepHistory` no longer needs.
-    func append(changes: [StoredChange], snapshots: [StoredSnapshot], keepHistory: Int) throws(StorageError)
+    /// Makes `changes`, `snapshots`, session marks and room epochs durable together, then drops what `keepHistory` no
+    /// longer needs: for every room that got a snapshot, older snapshots and changes more than `keepHistory` versions
+    /// before it.
+    nonisolated(nonsending) func append(
+        changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
+    ) async throws(StorageError)
     /// The latest snapshot of `room` and every change after it; nil for a room never stored.
-    func load(room: String) throws(StorageError) -> StoredRoom?
-    /// The stored changes of `room` after `version`, oldest first.
-    func changes(room: String, after version: Int) throws(StorageError) -> [StoredChange]
-    /// At most `limit` stored changes of `room` from `after + 1` through `through`, oldest first: a page of the
-    /// log, for rebuilding past versions and streaming recordings without reading the whole history.
-    func changes(room: String, after version: Int, through last: Int, limit: Int) throws(StorageError) -> [StoredChange]
+    nonisolated(nonsending) func load(room: String) async throws(StorageError) -> StoredRoom?
+    /// At most `limit` stored changes of `room` from `after + 1` through `through`, oldest first: a page of the log,
+    /// for catching up, rebuilding past versions and streaming recordings without reading the whole history.
+    nonisolated(nonsending) func changes(room: String, after version: Int, through last: Int, limit: Int) async throws(StorageError)
+        -> [StoredChange]
     /// The oldest version of `room` the log still has a change for; nil when it has none.
-    func oldestChange(room: String) throws(StorageError) -> Int?
+    nonisolated(nonsending) func oldestChange(room: String) async throws(StorageError) -> Int?
     /// Forgets `room`'s changes from `version` on.
-    func truncate(room: String, from version: Int) throws(StorageError)
-    /// Releases the storage; the server calls it once, when it shuts down.
-    func close()
-
-    /// Like `append(changes:snapshots:keepHistory:)`, with session marks and room epochs in the same transaction.
-    func append(
-        changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
-    ) throws(StorageError)
+    nonisolated(nonsending) func truncate(room: String, from version: Int) async throws(StorageError)
     /// The session marks kept for `room`.
-    func marks(room: String) throws(StorageError) -> [StoredMark]
-    /// `room`'s stored epoch; nil until a write stored one.
-    func epoch(room: String) throws(StorageError) -> String?
+    nonisolated(nonsending) func marks(room: String) async throws(StorageError) -> [StoredMark]
     /// The mark kept for one session of `room`, read when a client of that session joins.
-    func mark(room: String, session: String) throws(StorageError) -> StoredMark?
-}
-
-/// Storage that keeps no sessions or epochs: requests are deduplicated only while the server runs, and a room's
-/// epoch changes with each restart (so resuming clients get a snapshot).
-extension RoomStorage {
-    public func append(
-        changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
-    ) throws(StorageError) {
-        try append(changes: changes, snapshots: snapshots, keepHistory: keepHistory)
-    }
-
-    public func marks(room: String) throws(StorageError) -> [StoredMark] { [] }
-
-    public func epoch(room: String) throws(StorageError) -> String? { nil }
+    nonisolated(nonsending) func mark(room: String, session: String) async throws(StorageError) -> StoredMark?
+    /// `room`'s stored epoch; nil until a write stored one.
+    nonisolated(nonsending) func epoch(room: String) async throws(StorageError) -> String?
+    /// Releases the storage without waiting on the network; the server calls it once, when it shuts down, after its
+    /// last write.
+    func close()
 }
 
 extension RoomStorage {
-    /// Filters ``marks(room:)``; a storage that can read one mark should do so instead.
-    public func mark(room: String, session: String) throws(StorageError) -> StoredMark? {
-        try marks(room: room).first { $0.session == session }
-    }
-}
-
-extension RoomStorage {
-    /// Filters ``changes(room:after:)``; a storage that can read a range should do so instead.
-    public func changes(
-        room: String, after version: Int, through last: Int, limit: Int
-    ) throws(StorageError) -> [StoredChange] {
-        Array(try changes(room: room, after: version).prefix { $0.version <= last }.prefix(limit))
-    }
-
-    public func oldestChange(room: String) throws(StorageError) -> Int? {
-        try changes(room: room, after: 0).first?.version
+    /// Every stored change of `room` after `version`, oldest first.
+    nonisolated(nonsending) public func changes(room: String, after version: Int) async throws(StorageError) -> [StoredChange] {
+        try await changes(room: room, after: version, through: .max, limit: .max)
     }
 }

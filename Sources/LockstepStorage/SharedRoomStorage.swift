@@ -6,7 +6,7 @@ public import LockstepCore
 /// the room against every other server, after applying everything they committed before. Every server hears of every
 /// commit (``events()``) and sends its own clients the stored bytes, so all clients see the same patches.
 ///
-/// The ``RoomStorage`` methods block the calling thread until the database answers: call them off the server's loop.
+/// Its own calls are `@concurrent`: they run on the task pool, as the database driver does.
 public protocol SharedRoomStorage: RoomStorage {
     /// This server's number among every server that ever used the storage; client ids carry it, so they are distinct
     /// within a room whichever server a client is on.
@@ -22,26 +22,26 @@ public protocol SharedRoomStorage: RoomStorage {
     /// room's epoch, as stored); it applies that, then what waits to be applied, and returns what to store. That is
     /// committed, and announced to every server, before `write` returns. Throws if the database cannot be reached:
     /// then nothing was committed, or (the connection lost at the commit itself) possibly what `prepare` returned.
-    func write(
+    @concurrent func write(
         room: String, after version: Int, sessions: [String],
-        prepare: @escaping @Sendable (RoomCatchUp) async -> RoomWrite
+        prepare: @escaping @concurrent @Sendable (RoomCatchUp) async -> RoomWrite
     ) async throws(StorageError)
 
     /// Makes `room` exist in the storage, named `epoch` unless another server made it first; returns the epoch stored.
     ///
     /// One atomic step in the database: of servers first using a room at the same moment, one wins and every other
     /// adopts what it stored, so a room has one epoch on every server and every server can answer for it.
-    func claim(room: String, epoch: String) async throws(StorageError) -> String
+    @concurrent func claim(room: String, epoch: String) async throws(StorageError) -> String
 
     /// What other servers commit and publish, as it happens, until ``RoomStorage/close()``. Call once.
     func events() -> AsyncStream<StorageEvent>
 
     /// Publishes this server's clients in `room`, replacing what it published before; none withdraws them. They stay
     /// listed while this server runs, and leave every list within ``peerLifetime`` after it stops.
-    func publish(peers: [Peer], room: String) async throws(StorageError)
+    @concurrent func publish(peers: [Peer], room: String) async throws(StorageError)
 
     /// The clients of `room` on the other servers that are alive.
-    func remotePeers(room: String) async throws(StorageError) -> [Peer]
+    @concurrent func remotePeers(room: String) async throws(StorageError) -> [Peer]
 
     /// How long the peers of a server that stopped without withdrawing them (killed, cut off) stay listed.
     var peerLifetime: Duration { get }

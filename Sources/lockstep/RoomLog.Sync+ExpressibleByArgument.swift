@@ -1,4 +1,4 @@
 public import ArgumentParser
-public import LockstepStorage
+public import LockstepSQLite
 
 extension RoomLog.Sync: ExpressibleByArgument {}

@@ -6,6 +6,7 @@ import LockstepCore
 import LockstepPostgres
 import LockstepServer
 import LockstepStorage
+import LockstepSQLite
 import Logging
 
 /// `lockstep serve`: runs the server until SIGINT or SIGTERM.

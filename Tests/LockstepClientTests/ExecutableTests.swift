@@ -109,7 +109,7 @@ struct ExecutableTests {
                 last["state"]?["items"] == [
                     ["id": 1, "title": "milk", "done": true], ["id": 2, "title": "rye bread", "done": false],
                 ])
-            #expect(try fetchRoom(port: server.port, room: "todo-cli").version == 4)
+            #expect(try await fetchRoom(port: server.port, room: "todo-cli").version == 4)
         }
     }
 
@@ -122,7 +122,7 @@ struct ExecutableTests {
             let (lines, status) = try await client.finish()
             #expect(status == 0)
             #expect(lines.last { $0["event"] == "patch" }?["state"] == ["n": 42, "tags": ["a"]])
-            #expect(try fetchRoom(port: server.port, room: "doc").state == ["n": 42, "tags": ["a"]])
+            #expect(try await fetchRoom(port: server.port, room: "doc").state == ["n": 42, "tags": ["a"]])
         }
     }
 
@@ -148,7 +148,7 @@ struct ExecutableTests {
                 failed.append(line["command"]?.stringValue ?? "?")
             }
             #expect(failed == ["view 9", "revert x"])
-            #expect(try fetchRoom(port: server.port, room: "past").version == 3)
+            #expect(try await fetchRoom(port: server.port, room: "past").version == 3)
         }
     }
 

@@ -88,7 +88,7 @@ struct OptimisticStoreTests {
                 }
                 try await group.waitForAll()
             }
-            let server = try fetchRoom(port: server.port, room: "converge")
+            let server = try await fetchRoom(port: server.port, room: "converge")
             #expect(server.version == 20)
             for store in stores {
                 try await within(5, "the last patch") {

@@ -36,7 +36,7 @@ struct OutboxTests {
         defer { second.shutdown() }
         let versions = try await sends.value
         #expect(versions.sorted() == [4, 5, 6, 7, 8])
-        #expect(try fetchRoom(port: port, room: "away").state == ["count": 8])
+        #expect(try await fetchRoom(port: port, room: "away").state == ["count": 8])
         #expect(await client.pendingCount == 0)
         await client.close()
     }
@@ -63,7 +63,7 @@ struct OutboxTests {
             #expect(versions.count == total)
             // A request the server had applied before the drop returns the version its sync showed, which includes it.
             #expect(versions.allSatisfy { (1...total).contains($0) })
-            let room = try fetchRoom(port: server.port, room: "drops")
+            let room = try await fetchRoom(port: server.port, room: "drops")
             #expect(room.state == ["count": .int(total)])
             #expect(room.version == total)
             await client.close()

@@ -38,7 +38,7 @@ struct RoomClientTests {
                 }
                 try await group.waitForAll()
             }
-            let server = try fetchRoom(port: server.port, room: "converge")
+            let server = try await fetchRoom(port: server.port, room: "converge")
             #expect(server.version > 0)
             for client in clients {
                 let seen = try await updates(of: client) { $0.version == server.version }
@@ -124,7 +124,7 @@ struct RoomClientTests {
         for update in states { #expect(update.state == ["count": update.version == 0 ? 0 : 10]) }
         #expect(after.last?.status == .live)
         #expect(try await client.send(action: ["type": "increment"]) == 2)
-        #expect(try fetchRoom(port: port, room: "restart").state == ["count": 11])
+        #expect(try await fetchRoom(port: port, room: "restart").state == ["count": 11])
         await other.close()
         await client.close()
     }

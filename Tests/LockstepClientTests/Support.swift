@@ -49,8 +49,8 @@ func roomURL(_ server: SyncServer, _ room: String) -> String { "ws://127.0.0.1:\
 let quickRetry = ReconnectPolicy(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200))
 
 /// `GET /rooms/ROOM` over a plain socket: the server's own view of a room, `(version, state)`.
-func fetchRoom(port: Int, room: String) throws -> (version: Int, state: JSON) {
-    guard let json = try HTTPGet(port: port, path: "/rooms/\(room)").json else {
+func fetchRoom(port: Int, room: String) async throws -> (version: Int, state: JSON) {
+    guard let json = try await HTTPGet(port: port, path: "/rooms/\(room)").json else {
         throw TimedOut(what: "a JSON answer from GET /rooms/\(room)")
     }
     return (json["version"]?.intValue ?? -1, json["state"] ?? .null)

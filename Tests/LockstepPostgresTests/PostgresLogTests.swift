@@ -1,5 +1,6 @@
 import Foundation
 import LockstepPostgres
+import LockstepSQLite
 import LockstepStorage
 import LockstepTestSupport
 import Testing
@@ -11,7 +12,7 @@ extension PostgresTests {
             let server = try PostgresServer()
             defer { server.stop() }
             let storage = try await openStorage(server)
-            defer { closeInBackground(storage) }
+            defer { storage.close() }
             let directory = NSTemporaryDirectory() + "lockstep-pg-log-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let log = try RoomLog(directory: directory, sync: .normal)
@@ -43,9 +44,7 @@ extension PostgresTests {
             for write in writes {
                 for storage in storages {
                     let (changes, snapshots, sessions) = write
-                    try await offPool {
-                        try storage.append(changes: changes, snapshots: snapshots, sessions: sessions, keepHistory: 3)
-                    }
+                    try await storage.append(changes: changes, snapshots: snapshots, sessions: sessions, keepHistory: 3)
                 }
             }
 
@@ -59,15 +58,13 @@ extension PostgresTests {
                 var epoch: String?
             }
             func answers(_ storage: any RoomStorage, _ room: String) async throws -> Answers {
-                try await offPool {
-                    let loaded = try storage.load(room: room)
-                    return Answers(
-                        snapshot: loaded?.snapshot, loaded: loaded?.changes, all: try storage.changes(room: room, after: 0),
-                        page: try storage.changes(room: room, after: 6, through: 9, limit: 2),
-                        oldest: try storage.oldestChange(room: room),
-                        marks: Dictionary(uniqueKeysWithValues: try storage.marks(room: room).map { ($0.session, $0.seq) }),
-                        epoch: try storage.epoch(room: room))
-                }
+                let loaded = try await storage.load(room: room)
+                return Answers(
+                    snapshot: loaded?.snapshot, loaded: loaded?.changes, all: try await storage.changes(room: room, after: 0),
+                    page: try await storage.changes(room: room, after: 6, through: 9, limit: 2),
+                    oldest: try await storage.oldestChange(room: room),
+                    marks: Dictionary(uniqueKeysWithValues: try await storage.marks(room: room).map { ($0.session, $0.seq) }),
+                    epoch: try await storage.epoch(room: room))
             }
             for room in ["a", "b", "never"] {
                 #expect(try await answers(storage, room) == answers(log, room), "room \(room)")
@@ -79,7 +76,7 @@ extension PostgresTests {
             #expect(a.epoch == "first")
             #expect(try await answers(storage, "never").snapshot == nil)
 
-            for storage in storages { try await offPool { try storage.truncate(room: "a", from: 8) } }
+            for storage in storages { try await storage.truncate(room: "a", from: 8) }
             #expect(try await answers(storage, "a") == answers(log, "a"))
             #expect(try await answers(storage, "a").all.map(\.version) == [7])
         }

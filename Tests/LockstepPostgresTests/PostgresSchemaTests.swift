@@ -11,10 +11,10 @@ extension PostgresTests {
             let server = try PostgresServer()
             defer { server.stop() }
             let first = try await openStorage(server)
-            try await offPool { first.close() }
+            first.close()
             #expect(try server.sql("SELECT key || '=' || value FROM lockstep_meta ORDER BY key") == "app=counter\nschema_version=1")
             let second = try await openStorage(server)
-            defer { closeInBackground(second) }
+            defer { second.close() }
             #expect(second.node > first.node)
             #expect(try server.sql("SELECT count(*) FROM lockstep_meta") == "2")
         }
@@ -27,14 +27,14 @@ extension PostgresTests {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(Set(storages.map(\.node)).count == 4)
-            for storage in storages { try await offPool { storage.close() } }
+            for storage in storages { storage.close() }
         }
 
         @Test func refusesAnotherAppsDatabase() async throws {
             let server = try PostgresServer()
             defer { server.stop() }
             let first = try await openStorage(server, app: "counter")
-            try await offPool { first.close() }
+            first.close()
             await #expect(throws: StorageError.appMismatch(stored: "counter", running: "todos")) {
                 try await openStorage(server, app: "todos")
             }
@@ -44,7 +44,7 @@ extension PostgresTests {
             let server = try PostgresServer()
             defer { server.stop() }
             let first = try await openStorage(server)
-            try await offPool { first.close() }
+            first.close()
             try server.sql("UPDATE lockstep_meta SET value = '99' WHERE key = 'schema_version'")
             do {
                 _ = try await openStorage(server)

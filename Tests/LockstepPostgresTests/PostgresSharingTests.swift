@@ -41,9 +41,9 @@ extension PostgresTests {
             let server = try PostgresServer()
             defer { server.stop() }
             let a = try await openStorage(server)
-            defer { closeInBackground(a) }
+            defer { a.close() }
             let b = try await openStorage(server)
-            defer { closeInBackground(b) }
+            defer { b.close() }
             let replicas = [(a, Replica("a")), (b, Replica("b"))]
             let writesEach = 20
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -62,7 +62,7 @@ extension PostgresTests {
                 }
                 try await group.waitForAll()
             }
-            let stored = try await offPool { try a.changes(room: "r", after: 0) }
+            let stored = try await a.changes(room: "r", after: 0)
             #expect(stored.map(\.version) == Array(1...(2 * writesEach)))
             /// The text a replica wrote into a message: its name and the index of the write.
             func text(_ change: StoredChange) -> Substring {
@@ -73,7 +73,7 @@ extension PostgresTests {
                 let (applied, missed) = replica.state.withLock { ($0.applied, $0.missed) }
                 // Every replica applied the stored log in order (but for what the other wrote after its last write), and
                 // what it missed is exactly what the other one wrote.
-                let tail = try await offPool { try storage.changes(room: "r", after: replica.version) }
+                let tail = try await storage.changes(room: "r", after: replica.version)
                 #expect(applied + tail == stored)
                 #expect((missed + tail).allSatisfy { !text($0).hasPrefix(replica.name) })
                 #expect(missed.count + tail.count == writesEach)
@@ -85,7 +85,7 @@ extension PostgresTests {
             let server = try PostgresServer()
             defer { server.stop() }
             let storage = try await openStorage(server)
-            defer { closeInBackground(storage) }
+            defer { storage.close() }
             let good = Replica("good")
             async let goodWrites: Void = {
                 for index in 0..<5 { try await storage.write(room: "good", after: good.version, prepare: good.prepare("good", "\(index)")) }
@@ -97,20 +97,20 @@ extension PostgresTests {
             }
             try await goodWrites
             #expect(storage.isAvailable)
-            #expect(try await offPool { try storage.changes(room: "bad", after: 0) } == [])
-            #expect(try await offPool { try storage.changes(room: "good", after: 0) }.map(\.version) == [1, 2, 3, 4, 5])
+            #expect(try await storage.changes(room: "bad", after: 0) == [])
+            #expect(try await storage.changes(room: "good", after: 0).map(\.version) == [1, 2, 3, 4, 5])
             let bad = Replica("bad")
             try await storage.write(room: "bad", after: 0, prepare: bad.prepare("bad", ""))
-            #expect(try await offPool { try storage.changes(room: "bad", after: 0) }.map(\.version) == [1])
+            #expect(try await storage.changes(room: "bad", after: 0).map(\.version) == [1])
         }
 
         @Test func commitsOfOneServerAreHeardByTheOther() async throws {
             let server = try PostgresServer()
             defer { server.stop() }
             let a = try await openStorage(server)
-            defer { closeInBackground(a) }
+            defer { a.close() }
             let b = try await openStorage(server)
-            defer { closeInBackground(b) }
+            defer { b.close() }
             let heardByA = EventCollector(a)
             let heardByB = EventCollector(b)
             let replicaA = Replica("a")
@@ -127,9 +127,9 @@ extension PostgresTests {
             let server = try PostgresServer()
             defer { server.stop() }
             let a = try await openStorage(server, peerLifetime: .seconds(2))
-            defer { closeInBackground(a) }
+            defer { a.close() }
             let b = try await openStorage(server, peerLifetime: .seconds(2))
-            defer { closeInBackground(b) }
+            defer { b.close() }
             let heardByB = EventCollector(b)
             let peers = [Peer(client: "\(a.node)-1", name: "ada"), Peer(client: "\(a.node)-2", name: "bob")]
             try await a.publish(peers: peers, room: "r")
@@ -155,24 +155,25 @@ extension PostgresTests {
             defer { server.stop() }
             let a = try await openStorage(server)
             let b = try await openStorage(server)
-            defer { closeInBackground(b) }
+            defer { b.close() }
             try await a.publish(peers: [Peer(client: "1", name: "ada")], room: "r")
             #expect(try await b.remotePeers(room: "r").count == 1)
-            try await offPool { a.close() }
-            #expect(try await b.remotePeers(room: "r") == [])
+            // Long before they would expire: close() withdraws them, without making its caller wait for the database.
+            a.close()
+            #expect(await eventually(within: .seconds(2)) { (try? await b.remotePeers(room: "r")) == [] })
         }
 
         @Test func unavailableWhileTheDatabaseIsDownAndBackAfter() async throws {
             let server = try PostgresServer()
             defer { server.stop() }
             let storage = try await openStorage(server, operationTimeout: .seconds(2))
-            defer { closeInBackground(storage) }
+            defer { storage.close() }
             #expect(storage.isAvailable)
             server.halt()
-            do {
-                _ = try await offPool { try storage.changes(room: "r", after: 0) }
+            do throws(StorageError) {
+                _ = try await storage.changes(room: "r", after: 0)
                 Issue.record("read from a stopped database")
-            } catch let error as StorageError {
+            } catch {
                 guard case .unavailable = error else { throw error }
             }
             #expect(!storage.isAvailable)
@@ -184,16 +185,16 @@ extension PostgresTests {
             #expect(await eventually(within: .seconds(10)) { storage.isAvailable })
             let fresh = Replica("a")
             try await storage.write(room: "r", after: 0, prepare: fresh.prepare("r", ""))
-            #expect(try await offPool { try storage.changes(room: "r", after: 0) }.map(\.version) == [1])
+            #expect(try await storage.changes(room: "r", after: 0).map(\.version) == [1])
         }
 
         @Test func resynchronisesAfterLosingTheListeningConnection() async throws {
             let server = try PostgresServer()
             defer { server.stop() }
             let a = try await openStorage(server)
-            defer { closeInBackground(a) }
+            defer { a.close() }
             let b = try await openStorage(server)
-            defer { closeInBackground(b) }
+            defer { b.close() }
             let heardByB = EventCollector(b)
             try server.terminateBackends()
             #expect(await heardByB.contains(.resynchronise))

@@ -25,19 +25,6 @@ func openStorage(
     return try await PostgresRoomStorage(url: server.url, app: app, configuration: configuration, logger: logger)
 }
 
-/// Runs a blocking storage call on a dispatch thread, as the server does, keeping the concurrency pool free.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}
-
-/// Closes `storage` on a dispatch thread without waiting: `close()` blocks, and a test's `defer` runs on the
-/// concurrency pool.
-func closeInBackground(_ storage: PostgresRoomStorage) {
-    DispatchQueue.global().async { storage.close() }
-}
-
 /// Waits until `condition` holds, checking every 20 ms for at most `timeout`; whether it held.
 func eventually(within timeout: Duration = .seconds(5), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout

@@ -103,7 +103,7 @@ import LockstepTestSupport
             }
             // Nobody joined: the room was never even created.
             #expect(
-                try HTTPGet(
+                try await HTTPGet(
                     port: server.port, path: "/rooms/test",
                     headers: [
                         "Authorization: Bearer \(try await tokens.issue(room: "test", role: .read, lifetime: .seconds(60)))"
@@ -138,18 +138,18 @@ import LockstepTestSupport
             _ = try await writer.next { $0.isAck }
 
             let port = server.port
-            #expect(try HTTPGet(port: port, path: "/rooms/test").status == 401)
-            #expect(try HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Basic abc"]).status == 401)
-            #expect(try HTTPGet(port: port, path: "/rooms/test?token=\(token)").status == 401)
+            #expect(try await HTTPGet(port: port, path: "/rooms/test").status == 401)
+            #expect(try await HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Basic abc"]).status == 401)
+            #expect(try await HTTPGet(port: port, path: "/rooms/test?token=\(token)").status == 401)
             let elsewhere = try await tokens.issue(room: "other", role: .write, lifetime: .seconds(60))
             #expect(
-                try HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(elsewhere)"]).status
+                try await HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(elsewhere)"]).status
                     == 403)
-            let granted = try HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(token)"])
+            let granted = try await HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(token)"])
             #expect(granted.status == 200)
             #expect(granted.json?["state"] == ["count": 1])
-            #expect(try HTTPGet(port: port, path: "/healthz").status == 200)
-            #expect(try HTTPGet(port: port, path: "/metrics").text.contains("lockstep_connections"))
+            #expect(try await HTTPGet(port: port, path: "/healthz").status == 200)
+            #expect(try await HTTPGet(port: port, path: "/metrics").text.contains("lockstep_connections"))
         }
     }
 
@@ -158,7 +158,7 @@ import LockstepTestSupport
             let client = try await TestClient.connect(server, query: "token=ignored", using: sharedTransport)
             client.send(.action(id: "a", action: ["type": "increment"]))
             #expect(try await client.next { $0.isAck } == .ack(id: "a", version: 1))
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test").status == 200)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").status == 200)
         }
     }
 

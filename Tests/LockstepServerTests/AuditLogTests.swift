@@ -71,7 +71,7 @@ import LockstepTestSupport
         _ = try await client.next { $0.isAck }
         client.close()
         try await eventually { handler.entries.contains { $0.message == "evicted an idle room" } }
-        _ = try HTTPGet(port: server.port, path: "/rooms/test")
+        _ = try await HTTPGet(port: server.port, path: "/rooms/test")
         let loaded = try #require(handler.entries.first { $0.message == "loaded a room" })
         #expect(loaded.level == .info)
         #expect(loaded.metadata["room"] == "test")

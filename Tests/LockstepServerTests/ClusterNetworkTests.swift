@@ -60,7 +60,7 @@ struct ClusterNetworkTests {
         _ namespace: NetworkNamespace, _ databaseLink: NamespaceLink, _ a: ServerProcess, _ b: ServerProcess
     ) async throws {
         let aHost = namespace.innerAddress
-        let healthOfA = { try HTTPGet(host: aHost, port: a.port, path: "/healthz").status }
+        let healthOfA = { try await HTTPGet(host: aHost, port: a.port, path: "/healthz").status }
 
         let onA = try await TestClient.connect(host: aHost, port: a.port, room: Self.room, using: sharedTransport)
         let onB = try await TestClient.connect(port: b.port, room: Self.room, using: sharedTransport)
@@ -74,7 +74,7 @@ struct ClusterNetworkTests {
         #expect(try await increment(onA, id: "a2") == .ack(id: "a2", version: 3))
         try await onA.catchUp(to: 3)
         try await onB.catchUp(to: 3)
-        #expect(try healthOfA() == 200)
+        #expect(try await healthOfA() == 200)
         // A second room, written on both servers as soon as A is healthy again, while A's write cut off in it may
         // still reach the database late.
         let burstOnA = try await TestClient.connect(host: aHost, port: a.port, room: "burst", using: sharedTransport)
@@ -95,7 +95,7 @@ struct ClusterNetworkTests {
         #expect(try await increment(onA, id: "cut1")?.code == "unavailable")
         let refusedAfter = ContinuousClock.now - cutAt
         #expect(try await answers(burstOnA, ids: ["x-cut"])["x-cut"]?.code == "unavailable")
-        #expect(try await poll(for: .seconds(5)) { try healthOfA() == 503 }, "A's /healthz answers 503")
+        #expect(try await poll(for: .seconds(5)) { try await healthOfA() == 503 }, "A's /healthz answers 503")
         #expect(try await increment(onA, id: "cut2")?.code == "unavailable")
 
         // B keeps acknowledging.
@@ -117,7 +117,7 @@ struct ClusterNetworkTests {
         namespace.setLink(databaseLink, up: true)
         let healedAt = ContinuousClock.now
 
-        #expect(try await poll(for: .seconds(20)) { try healthOfA() == 200 }, "A's /healthz answers 200 again")
+        #expect(try await poll(for: .seconds(20)) { try await healthOfA() == 200 }, "A's /healthz answers 200 again")
         let healthyAfter = ContinuousClock.now - healedAt
         let burst = 30
         for n in 1...burst {
@@ -195,7 +195,7 @@ struct ClusterNetworkTests {
             try await Task.sleep(for: Self.cut)
             namespace.setLink(databaseLink, up: true)
             #expect(try await poll(for: .seconds(20)) {
-                try HTTPGet(host: aHost, port: a.port, path: "/healthz").status == 200
+                try await HTTPGet(host: aHost, port: a.port, path: "/healthz").status == 200
             })
             // The client comes back through B with its session and sends again what was not acknowledged.
             let again = try await TestClient.connect(
@@ -275,13 +275,13 @@ struct ClusterNetworkTests {
     }
 
     /// Whether `condition` holds within `limit`, tried every 100 ms.
-    private func poll(for limit: Duration, _ condition: () throws -> Bool) async throws -> Bool {
+    private func poll(for limit: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            if try condition() { return true }
+            if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
-        return try condition()
+        return try await condition()
     }
 }
 

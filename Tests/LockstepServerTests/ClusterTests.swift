@@ -83,7 +83,7 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
     /// The room as `GET /rooms/ROOM` on `port` shows it once it reaches `version`.
     static func room(_ name: String, port: Int, at version: Int) async throws -> JSON? {
         for _ in 0..<100 {
-            if let room = try HTTPGet(port: port, path: "/rooms/\(name)").json, room["version"]?.intValue == version {
+            if let room = try await HTTPGet(port: port, path: "/rooms/\(name)").json, room["version"]?.intValue == version {
                 return room
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -117,7 +117,7 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
             // Every ack was sent after its commit: the newest version any server shows is the room's last.
             var final = 0
             for server in servers {
-                final = max(final, try HTTPGet(port: server.port, path: "/rooms/r").json?["version"]?.intValue ?? 0)
+                final = max(final, try await HTTPGet(port: server.port, path: "/rooms/r").json?["version"]?.intValue ?? 0)
             }
             #expect(final > 100)
             var reference: [Int: [UInt8]]?
@@ -222,13 +222,13 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
                 client.sendRaw(#"{"type":"action","id":"\#(n)","action":{"type":"add","amount":\#(n)}}"#)
                 _ = try await client.nextJSON(type: "ack")
             }
-            let room = try #require(try HTTPGet(port: servers[1].port, path: "/rooms/h").json)
+            let room = try #require(try await HTTPGet(port: servers[1].port, path: "/rooms/h").json)
             #expect(room["version"] == 5)
             #expect(room["state"] == ["count": 15])
-            #expect(try HTTPGet(port: servers[1].port, path: "/rooms/h?version=2").json?["state"] == ["count": 3])
-            let log = try HTTPGet(port: servers[1].port, path: "/rooms/h/log?after=3").text
+            #expect(try await HTTPGet(port: servers[1].port, path: "/rooms/h?version=2").json?["state"] == ["count": 3])
+            let log = try await HTTPGet(port: servers[1].port, path: "/rooms/h/log?after=3").text
             #expect(log.split(separator: "\n").count == 3)
-            #expect(try HTTPGet(port: servers[1].port, path: "/rooms/never").status == 404)
+            #expect(try await HTTPGet(port: servers[1].port, path: "/rooms/never").status == 404)
         }
     }
 
@@ -239,7 +239,7 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
             _ = try await client.nextJSON(type: "snapshot")
             client.sendRaw(#"{"type":"action","id":"a1","seq":1,"action":{"type":"increment"}}"#)
             #expect(try await client.nextJSON(type: "ack")["version"] == 1)
-            #expect(try HTTPGet(port: server.port, path: "/healthz").status == 200)
+            #expect(try await HTTPGet(port: server.port, path: "/healthz").status == 200)
 
             postgres.halt()
             var answer: JSON = .null
@@ -250,13 +250,13 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
                 #expect(answer["type"] != "ack", "nothing is acknowledged without the database")
             }
             #expect(answer["code"] == "unavailable")
-            #expect(try HTTPGet(port: server.port, path: "/healthz").status == 503)
+            #expect(try await HTTPGet(port: server.port, path: "/healthz").status == 503)
 
             try postgres.start()
             var status = 0
             for _ in 0..<100 where status != 200 {
                 try await Task.sleep(for: .milliseconds(100))
-                status = try HTTPGet(port: server.port, path: "/healthz").status
+                status = try await HTTPGet(port: server.port, path: "/healthz").status
             }
             #expect(status == 200)
             let again = try await TestClient.connect(server, room: "d", query: "session=s", using: sharedTransport)
@@ -315,7 +315,7 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
             if json["duplicate"] == true { duplicates += 1 }
         }
         #expect(duplicates == mark)
-        let room = try #require(try HTTPGet(port: survivor.port, path: "/rooms/k").json)
+        let room = try #require(try await HTTPGet(port: survivor.port, path: "/rooms/k").json)
         #expect(room["state"] == ["count": .int(total)])
         try await watcher.catchUp(to: room["version"]?.intValue ?? -1)
         #expect(await watcher.gaps.isEmpty)

@@ -41,7 +41,7 @@ import LockstepTestSupport
 
         let restarted = try ServerProcess(arguments: ["--app", "counter", "--data", directory])
         defer { restarted.terminate() }
-        let room = try #require(try HTTPGet(port: restarted.port, path: "/rooms/test").json)
+        let room = try #require(try await HTTPGet(port: restarted.port, path: "/rooms/test").json)
         let version = try #require(room["version"]?.intValue)
         #expect(version >= lastAck, "an acknowledged change was lost")
         #expect(room["state"] == ["count": .int(version)])

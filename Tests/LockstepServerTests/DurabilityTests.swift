@@ -21,7 +21,7 @@ import LockstepTestSupport
             _ = try await client.next { $0 == .ack(id: "u", version: 21) }
         }
         try await withStoredServer(in: directory, app: .todos) { server in
-            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(room["version"] == 21)
             #expect(room["state"]?["items"]?.arrayValue?.count == 19)
             let client = try await TestClient.connect(server, using: sharedTransport)
@@ -57,7 +57,7 @@ import LockstepTestSupport
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await withStoredServer(in: directory) { server in
-            #expect(try HTTPGet(port: server.port, path: "/rooms/nobody").status == 404)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/nobody").status == 404)
             let client = try await TestClient.connect(server, room: "fresh", using: sharedTransport)
             #expect(try await client.next().isSnapshot)
         }

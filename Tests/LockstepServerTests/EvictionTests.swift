@@ -1,14 +1,40 @@
+import Clocks
 import Foundation
 import LockstepApps
 import LockstepCore
 import LockstepJSON
 import LockstepServer
+import LockstepSQLite
 import LockstepStorage
 import Testing
 import LockstepTestSupport
 
 /// Idle rooms leave memory and come back, with a data directory, exactly as after a restart.
 @Suite(.timeLimit(.minutes(3))) struct EvictionTests {
+    /// The idle limit is read off the server's clock: advancing it, not waiting, lets the room go.
+    @Test func anIdleRoomLeavesOnceTheServersClockPassesTheIdleLimit() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = TestClock()
+        try await withStoredServer(in: directory, clock: ServerClock(clock), configure: { $0.roomIdle = .seconds(60) }) {
+            server in
+            let client = try await TestClient.connect(server, room: "idle", using: sharedTransport)
+            client.send(.action(id: "a", action: ["type": "increment"]))
+            _ = try await client.next { $0 == .ack(id: "a", version: 1) }
+            client.close()
+            // The server saw the client leave: the room's idle clock runs from here.
+            try await waitForMetric("lockstep_connections", toReachAtMost: 0, port: server.port)
+            await clock.advance(by: .seconds(59))
+            #expect(try await metric("lockstep_evictions_total", port: server.port) == 0)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 1)
+            await clock.advance(by: .seconds(1))
+            try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 0)
+            let stored = try #require(try await HTTPGet(port: server.port, path: "/rooms/idle").json)
+            #expect(stored["state"] == ["count": 1])
+        }
+    }
+
     @Test func resumeHistoryUndoAndRedoWorkAcrossAnEviction() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -20,13 +46,13 @@ import LockstepTestSupport
             }
             client.send(.undo(id: "u"))
             _ = try await client.next { $0 == .ack(id: "u", version: 6) }
-            let before = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let before = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             client.close()
             try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
-            #expect(try metric("lockstep_rooms", port: server.port) == 0)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 0)
 
             // A read loads it and it leaves again.
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test").json == before)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json == before)
             try await waitForMetric("lockstep_evictions_total", toReach: 2, port: server.port)
 
             let resumed = try await TestClient.connect(server, query: "since=3", using: sharedTransport)
@@ -45,7 +71,7 @@ import LockstepTestSupport
             resumed.send(.undo(id: "u1"))
             resumed.send(.undo(id: "u2"))
             _ = try await resumed.next { $0 == .ack(id: "u2", version: 9) }
-            let after = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let after = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(after["state"]?["items"]?.arrayValue?.map { $0["title"] } == ["t1", "t2", "t3"])
         }
     }
@@ -60,18 +86,18 @@ import LockstepTestSupport
                 client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")]))
             }
             _ = try await client.next { $0 == .ack(id: "a4", version: 4) }
-            let atTwo = try #require(try HTTPGet(port: server.port, path: "/rooms/test?version=2").json)
+            let atTwo = try #require(try await HTTPGet(port: server.port, path: "/rooms/test?version=2").json)
             client.close()
             try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
 
             let back = try await TestClient.connect(server, using: sharedTransport)
             back.send(.revert(id: "t", to: 2))
             _ = try await back.next { $0 == .ack(id: "t", version: 5) }
-            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(room["state"] == atTwo["state"])
             back.send(.undo(id: "u"))
             _ = try await back.next { $0 == .ack(id: "u", version: 6) }
-            let undone = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let undone = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(undone["state"]?["items"]?.arrayValue?.count == 4)
         }
     }
@@ -87,17 +113,17 @@ import LockstepTestSupport
             leaves.close()
             try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
             try await Task.sleep(for: .milliseconds(300))
-            #expect(try metric("lockstep_evictions_total", port: server.port) == 1)
-            #expect(try metric("lockstep_rooms", port: server.port) == 1)
+            #expect(try await metric("lockstep_evictions_total", port: server.port) == 1)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 1)
             stays.send(.action(id: "b", action: ["type": "increment"]))
             _ = try await stays.next { $0 == .ack(id: "b", version: 1) }
-            let quiet = try #require(try HTTPGet(port: server.port, path: "/rooms/quiet").json)
+            let quiet = try #require(try await HTTPGet(port: server.port, path: "/rooms/quiet").json)
             #expect(quiet["state"] == ["count": 50])
         }
         // The room left memory only after its snapshot was written.
         let log = try RoomLog(directory: directory, sync: .normal)
         defer { log.close() }
-        #expect(try log.load(room: "quiet")?.snapshot?.version == 50)
+        #expect(try await log.load(room: "quiet")?.snapshot?.version == 50)
     }
 
     /// The memory a room used comes back once it idles out: a real server process visits two rounds of new rooms, and
@@ -116,14 +142,14 @@ import LockstepTestSupport
             visited += round
             try await waitForMetric(
                 "lockstep_evictions_total", toReach: visited, port: server.port, timeout: .seconds(60))
-            #expect(try metric("lockstep_rooms", port: server.port) == 0)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 0)
             sizes.append(try residentKiB(of: server.child.pid))
         }
         let perRoom = Double(sizes[2] - sizes[1]) / Double(rooms)
         print("RSS once idle: \(sizes) KiB; \(perRoom) KiB more per room visited in the last round")
         #expect(perRoom < 1.0, "RSS \(sizes) KiB")
         // Every room still answers, from the log.
-        let last = try #require(try HTTPGet(port: server.port, path: "/rooms/r\(visited - 1)").json)
+        let last = try #require(try await HTTPGet(port: server.port, path: "/rooms/r\(visited - 1)").json)
         #expect(last["state"]?["items"]?.arrayValue?.count == 1)
     }
 
@@ -154,20 +180,32 @@ import LockstepTestSupport
 }
 
 /// The value of an unlabelled metric from `GET /metrics`.
-func metric(_ name: String, port: Int) throws -> Int {
-    let text = try HTTPGet(port: port, path: "/metrics").text
+func metric(_ name: String, port: Int) async throws -> Int {
+    let text = try await HTTPGet(port: port, path: "/metrics").text
     for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
         return Int(Double(line.dropFirst(name.count + 1)) ?? -1)
     }
     return 0
 }
 
+/// Polls `/metrics` until `name` is at most `value`; fails the test after `timeout`.
+func waitForMetric(_ name: String, toReachAtMost value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await metric(name, port: port) > value {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("\(name) stayed above \(value)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
 /// Polls `/metrics` until `name` is at least `value`; fails the test after `timeout`.
 func waitForMetric(_ name: String, toReach value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
     let deadline = ContinuousClock.now + timeout
-    while try metric(name, port: port) < value {
+    while try await metric(name, port: port) < value {
         guard ContinuousClock.now < deadline else {
-            Issue.record("\(name) stayed at \(try metric(name, port: port)), below \(value)")
+            Issue.record("\(name) stayed at \(try await metric(name, port: port)), below \(value)")
             throw TestClientError.timedOut
         }
         try await Task.sleep(for: .milliseconds(50))

@@ -30,9 +30,9 @@ import LockstepTestSupport
                 default: break
                 }
             }
-            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(room["state"]?["count"] == .int(total + 1))
-            let metrics = try HTTPGet(port: server.port, path: "/metrics").text
+            let metrics = try await HTTPGet(port: server.port, path: "/metrics").text
             #expect(metrics.contains("lockstep_throttled_total"))
             #expect(!metrics.contains("lockstep_throttled_total 0\n"))
         }

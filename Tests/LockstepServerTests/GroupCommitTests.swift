@@ -43,7 +43,7 @@ import LockstepTestSupport
             try await stalled.catchUp(to: total, timeout: .seconds(30))
             #expect(await stalled.snapshots >= 2, "the reader that stopped should have been resynchronised")
             #expect(await stalled.gaps.isEmpty)
-            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(await stalled.state == room["state"])
             #expect(await writers[0].state == room["state"])
         }

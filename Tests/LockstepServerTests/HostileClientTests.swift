@@ -45,7 +45,7 @@ import LockstepTestSupport
             let honest = try await TestClient.connect(server, using: sharedTransport)
             honest.send(.action(id: "ok", action: ["type": "increment"]))
             #expect(try await honest.next { $0.isAck } == .ack(id: "ok", version: 1))
-            let room = try HTTPGet(port: server.port, path: "/rooms/test").json
+            let room = try await HTTPGet(port: server.port, path: "/rooms/test").json
             #expect(room?["state"] == ["count": 1])
         }
     }

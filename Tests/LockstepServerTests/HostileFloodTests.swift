@@ -42,7 +42,7 @@ import LockstepTestSupport
             for (room, client) in honest {
                 try await client.catchUp(to: sent[room]!)
                 #expect(await client.gaps.isEmpty)
-                let served = try HTTPGet(port: port, path: "/rooms/\(room)").json
+                let served = try await HTTPGet(port: port, path: "/rooms/\(room)").json
                 #expect(served?["state"] == (await client.state))
                 #expect(await client.state == ["count": .int(sent[room]!)])
             }

@@ -18,7 +18,7 @@ import LockstepTestSupport
             #expect(try raw.status() == 503)
             raw.close()
             // HTTP is not counted.
-            #expect(try HTTPGet(port: server.port, path: "/healthz").status == 200)
+            #expect(try await HTTPGet(port: server.port, path: "/healthz").status == 200)
             // A slot frees once a connection closes.
             clients.removeFirst().close()
             let deadline = ContinuousClock.now + .seconds(5)

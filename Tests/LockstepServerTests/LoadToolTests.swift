@@ -8,18 +8,18 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct LoadToolTests {
     /// Runs `lockstep load --json` with `arguments` and returns its report and exit status.
-    private func load(_ arguments: [String]) throws -> (report: JSON, status: Int32) {
+    private func load(_ arguments: [String]) async throws -> (report: JSON, status: Int32) {
         let child = try ChildProcess(
             executable: try builtExecutable("lockstep"), arguments: ["load", "--json"] + arguments)
-        let output = child.readToEnd()
-        return (try JSON(parsing: output), child.waitForExit())
+        let output = try await offThePool { child.readToEnd() }
+        return (try JSON(parsing: output), try await offThePool { child.waitForExit() })
     }
 
     @Test(arguments: ["counter", "json", "todos"])
-    func fanoutCountsEveryDeliveryAndItsLatency(app: String) throws {
+    func fanoutCountsEveryDeliveryAndItsLatency(app: String) async throws {
         let server = try ServerProcess(arguments: ["--app", app, "--memory", "--rate-limit", "0"])
         defer { server.terminate() }
-        let (report, status) = try load([
+        let (report, status) = try await load([
             "--url", "ws://127.0.0.1:\(server.port)/rooms/load", "--app", app,
             "--clients", "20", "--writers", "2", "--rate", "200", "--duration", "1s",
         ])
@@ -34,7 +34,7 @@ struct LoadToolTests {
         // Every delivery carried one of the generator's ids, so every one has a latency.
         #expect(report["latencyMs"]?["count"]?.intValue == sent * 20)
         #expect((report["latencyMs"]?["p50"]?.doubleValue ?? 0) > 0)
-        let room = try #require(try HTTPGet(port: server.port, path: "/rooms/load").json)
+        let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/load").json)
         #expect(room["version"]?.intValue == sent)
     }
 }

@@ -29,25 +29,25 @@ import LockstepTestSupport
             client.send(.undo(id: "u"))
             try await client.catchUp(to: 7)
             for version in [0, 3, 6, 7] {
-                let response = try HTTPGet(port: server.port, path: "/rooms/test?version=\(version)")
+                let response = try await HTTPGet(port: server.port, path: "/rooms/test?version=\(version)")
                 #expect(response.status == 200)
                 let expected = version == 7 ? states[5] : states[version]
                 #expect(response.json == ["room": "test", "version": .int(version), "state": expected])
             }
             for path in ["/rooms/test?version=8", "/rooms/test?version=-1", "/rooms/never?version=0"] {
-                #expect(try HTTPGet(port: server.port, path: path).status == 404, "\(path)")
+                #expect(try await HTTPGet(port: server.port, path: path).status == 404, "\(path)")
             }
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test?version=abc").status == 400)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test?version=abc").status == 400)
         }
     }
 
     @Test func aVersionPastWhatTheServerKeepsIs404() async throws {
         try await withServer(app: .todos, configure: { $0.resumeWindow = 2 }) { server in
             _ = try await todosRoom(server, changes: 6)
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test?version=4").status == 200)
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test?version=3").status == 404)
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test/log?after=3").status == 404)
-            let log = try HTTPGet(port: server.port, path: "/rooms/test/log")
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test?version=4").status == 200)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test?version=3").status == 404)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test/log?after=3").status == 404)
+            let log = try await HTTPGet(port: server.port, path: "/rooms/test/log")
             #expect(log.lines.first?["version"] == 4)
             #expect(log.lines.count == 3)
         }
@@ -60,7 +60,7 @@ import LockstepTestSupport
             client.send(.undo(id: "u"))
             try await client.catchUp(to: 11)
 
-            let response = try HTTPGet(port: server.port, path: "/rooms/test/log?after=4")
+            let response = try await HTTPGet(port: server.port, path: "/rooms/test/log?after=4")
             #expect(response.status == 200)
             #expect(response.head.contains("content-type: application/x-ndjson"))
             let lines = response.body.split(separator: 10).map(Array.init)
@@ -86,22 +86,22 @@ import LockstepTestSupport
 
     @Test func theLogWithoutAfterStartsAtTheOldestVersionAndAnUnusedRoomIs404() async throws {
         try await withServer { server in
-            #expect(try HTTPGet(port: server.port, path: "/rooms/nobody/log").status == 404)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/nobody/log").status == 404)
             let client = try await TestClient.connect(server, using: transport)
             _ = try await client.nextSnapshotState()
-            let empty = try HTTPGet(port: server.port, path: "/rooms/test/log")
+            let empty = try await HTTPGet(port: server.port, path: "/rooms/test/log")
             #expect(empty.status == 200)
             #expect(empty.lines == [["type": "snapshot", "room": "test", "version": 0, "state": ["count": 0]]])
 
             client.send(.action(id: "a", action: ["type": "increment"]))
             try await client.catchUp(to: 1)
-            let log = try HTTPGet(port: server.port, path: "/rooms/test/log")
+            let log = try await HTTPGet(port: server.port, path: "/rooms/test/log")
             #expect(log.lines.count == 2)
             #expect(log.lines.first?["version"] == 0)
             for path in ["/rooms/test/log?after=2", "/rooms/test/log?after=-1"] {
-                #expect(try HTTPGet(port: server.port, path: path).status == 404, "\(path)")
+                #expect(try await HTTPGet(port: server.port, path: path).status == 404, "\(path)")
             }
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test/log?after=x").status == 400)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test/log?after=x").status == 400)
         }
     }
 
@@ -114,7 +114,7 @@ import LockstepTestSupport
             _ = try await client.nextSnapshotState()
             for index in 1...1_000 { client.send(.action(id: "a\(index)", action: ["type": "add", "amount": 1])) }
             try await client.catchUp(to: 1_000)
-            let response = try HTTPGet(port: server.port, path: "/rooms/test/log?after=0")
+            let response = try await HTTPGet(port: server.port, path: "/rooms/test/log?after=0")
             #expect(response.head.contains("transfer-encoding: chunked"))
             #expect(response.body.count > RecordingStream.pieceBytes)
             let lines = response.lines
@@ -130,11 +130,11 @@ import LockstepTestSupport
             let client = try await TestClient.connect(server, query: "token=\(writer)", using: transport)
             _ = try await client.nextSnapshotState()
             for path in ["/rooms/test?version=0", "/rooms/test/log"] {
-                #expect(try HTTPGet(port: server.port, path: path).status == 401)
+                #expect(try await HTTPGet(port: server.port, path: path).status == 401)
                 let other = try await tokens.issue(room: "other", role: .read, lifetime: .seconds(60))
-                #expect(try HTTPGet(port: server.port, path: path, headers: ["Authorization: Bearer \(other)"]).status == 403)
+                #expect(try await HTTPGet(port: server.port, path: path, headers: ["Authorization: Bearer \(other)"]).status == 403)
                 let reader = try await tokens.issue(room: "test", role: .read, lifetime: .seconds(60))
-                #expect(try HTTPGet(port: server.port, path: path, headers: ["Authorization: Bearer \(reader)"]).status == 200)
+                #expect(try await HTTPGet(port: server.port, path: path, headers: ["Authorization: Bearer \(reader)"]).status == 200)
             }
         }
     }

@@ -43,8 +43,8 @@ private struct ShoutingTodos: Reducer {
         client.close()
     }
 
-    private func recording(port: Int, room: String, after: Int = 0) throws -> [UInt8] {
-        let response = try HTTPGet(port: port, path: "/rooms/\(room)/log?after=\(after)")
+    private func recording(port: Int, room: String, after: Int = 0) async throws -> [UInt8] {
+        let response = try await HTTPGet(port: port, path: "/rooms/\(room)/log?after=\(after)")
         #expect(response.status == 200)
         return response.body
     }
@@ -52,7 +52,7 @@ private struct ShoutingTodos: Reducer {
     @Test func aRecordingReplaysThroughTheReducerThatMadeIt() async throws {
         try await withServer(app: .todos) { server in
             try await makeHistory(port: server.port, room: "prod")
-            let recording = try Recording(ndjson: try recording(port: server.port, room: "prod"))
+            let recording = try Recording(ndjson: try await recording(port: server.port, room: "prod"))
             #expect(recording.steps.map(\.cause.kind) == [.action, .action, .action, .undo, .redo, .action, .revert, .action])
             #expect(RecordingReplay(Todos()).check(recording) == nil)
         }
@@ -61,7 +61,7 @@ private struct ShoutingTodos: Reducer {
     @Test func aChangedReducerIsReportedAtTheFirstVersionItChanges() async throws {
         try await withServer(app: .todos) { server in
             try await makeHistory(port: server.port, room: "prod")
-            let recording = try Recording(ndjson: try recording(port: server.port, room: "prod"))
+            let recording = try Recording(ndjson: try await recording(port: server.port, room: "prod"))
             let difference = try #require(RecordingReplay(ShoutingTodos()).firstDifference(in: recording))
             #expect(difference.version == 3)
             #expect(difference.message.contains("OAT MILK"))
@@ -73,7 +73,7 @@ private struct ShoutingTodos: Reducer {
     @Test func aRecordingThatUndoesBeforeItsStartSaysToRecordFromZero() async throws {
         try await withServer(app: .todos) { server in
             try await makeHistory(port: server.port, room: "prod")
-            let recording = try Recording(ndjson: try recording(port: server.port, room: "prod", after: 3))
+            let recording = try Recording(ndjson: try await recording(port: server.port, room: "prod", after: 3))
             let difference = try #require(RecordingReplay(Todos()).firstDifference(in: recording))
             #expect(difference.version == 4)
             #expect(difference.message.contains("after=0"))
@@ -81,26 +81,26 @@ private struct ShoutingTodos: Reducer {
     }
 
     /// Runs `lockstep replay` and returns its exit status and everything it printed.
-    private func replay(_ recording: [UInt8], url: String) throws -> (status: Int32, output: String) {
+    private func replay(_ recording: [UInt8], url: String) async throws -> (status: Int32, output: String) {
         let file = NSTemporaryDirectory() + "recording-\(UUID().uuidString).ndjson"
         try Data(recording).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let command = "'\(try builtExecutable("lockstep"))' replay '\(file)' --url '\(url)' --timeout 5s 2>&1"
         let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", command])
-        let output = String(decoding: child.readToEnd(), as: UTF8.self)
-        return (child.waitForExit(), output)
+        let output = String(decoding: try await offThePool { child.readToEnd() }, as: UTF8.self)
+        return (try await offThePool { child.waitForExit() }, output)
     }
 
     @Test func lockstepReplayIntoAFreshRoomMatches() async throws {
         let server = try ServerProcess(arguments: ["--app", "todos", "--memory"])
         defer { server.terminate() }
         try await makeHistory(port: server.port, room: "prod")
-        let (status, output) = try replay(
-            try recording(port: server.port, room: "prod"), url: "ws://127.0.0.1:\(server.port)/rooms/copy")
+        let (status, output) = try await replay(
+            try await recording(port: server.port, room: "prod"), url: "ws://127.0.0.1:\(server.port)/rooms/copy")
         #expect(status == 0, "\(output)")
         #expect(output.contains("every state matches"))
-        let original = try HTTPGet(port: server.port, path: "/rooms/prod").json
-        let copy = try HTTPGet(port: server.port, path: "/rooms/copy").json
+        let original = try await HTTPGet(port: server.port, path: "/rooms/prod").json
+        let copy = try await HTTPGet(port: server.port, path: "/rooms/copy").json
         #expect(copy?["state"] == original?["state"])
         #expect(copy?["version"] == 8)
     }
@@ -110,10 +110,10 @@ private struct ShoutingTodos: Reducer {
         defer { server.terminate() }
         try await makeHistory(port: server.port, room: "prod")
         // What "production" recorded differs from what this server's reducer does at version 3.
-        let text = String(decoding: try recording(port: server.port, room: "prod"), as: UTF8.self)
+        let text = String(decoding: try await recording(port: server.port, room: "prod"), as: UTF8.self)
         let tampered = text.replacingOccurrences(of: #""value":"oat milk""#, with: #""value":"OAT MILK""#)
         #expect(tampered != text)
-        let (status, output) = try replay(Array(tampered.utf8), url: "ws://127.0.0.1:\(server.port)/rooms/copy")
+        let (status, output) = try await replay(Array(tampered.utf8), url: "ws://127.0.0.1:\(server.port)/rooms/copy")
         #expect(status == 1)
         #expect(output.hasPrefix("version 3: the state differs"), "\(output)")
         #expect(output.contains("OAT MILK") && output.contains("oat milk"))
@@ -131,10 +131,10 @@ private struct ShoutingTodos: Reducer {
         try await client.catchUp(to: 4)
         client.send(.revert(id: "t", to: 3))
         try await client.catchUp(to: 5)
-        let (status, output) = try replay(
-            try recording(port: json.port, room: "prod", after: 2), url: "ws://127.0.0.1:\(json.port)/rooms/copy")
+        let (status, output) = try await replay(
+            try await recording(port: json.port, room: "prod", after: 2), url: "ws://127.0.0.1:\(json.port)/rooms/copy")
         #expect(status == 0, "\(output)")
-        #expect(try HTTPGet(port: json.port, path: "/rooms/copy").json?["state"] == (await client.state))
+        #expect(try await HTTPGet(port: json.port, path: "/rooms/copy").json?["state"] == (await client.state))
 
         let counter = try ServerProcess(arguments: ["--app", "counter", "--memory"])
         defer { counter.terminate() }
@@ -142,8 +142,8 @@ private struct ShoutingTodos: Reducer {
         _ = try await counting.nextSnapshotState()
         for index in 1...3 { counting.send(.action(id: "\(index)", action: ["type": "increment"])) }
         try await counting.catchUp(to: 3)
-        let refused = try replay(
-            try recording(port: counter.port, room: "prod", after: 2), url: "ws://127.0.0.1:\(counter.port)/rooms/copy")
+        let refused = try await replay(
+            try await recording(port: counter.port, room: "prod", after: 2), url: "ws://127.0.0.1:\(counter.port)/rooms/copy")
         #expect(refused.status == 1)
         #expect(refused.output.contains("not at the recording's first state"), "\(refused.output)")
     }

@@ -46,7 +46,7 @@ import LockstepTestSupport
             for (index, client) in clients.enumerated() {
                 _ = try await client.next(timeout: .seconds(20)) { $0 == .history(id: "done\(index)", entries: []) }
             }
-            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             let version = try #require(room["version"]?.intValue)
             #expect(version > 0)
             for client in clients {
@@ -89,7 +89,7 @@ import LockstepTestSupport
             try await slow.catchUp(to: total, timeout: .seconds(30))
             #expect(await slow.gaps.isEmpty)
             #expect(await slow.snapshots >= 2, "the server should have resynchronised the slow client")
-            #expect(await slow.state == (try HTTPGet(port: server.port, path: "/rooms/test").json?["state"]))
+            #expect(await slow.state == (try await HTTPGet(port: server.port, path: "/rooms/test").json?["state"]))
         }
     }
 

@@ -47,7 +47,7 @@ import Testing
             #expect(try await Self.answer(to: Self.request("a2", seq: 2), on: client)["duplicate"] == nil)
             // Lower than the mark: a duplicate too, answered with the current version.
             #expect(try await Self.answer(to: Self.request("old", seq: 1), on: client)["version"] == 2)
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test").json?["state"] == ["count": 2])
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json?["state"] == ["count": 2])
         }
     }
 
@@ -65,7 +65,7 @@ import Testing
             }
             let largest = #"{"type":"undo","id":"u","seq":9007199254740991}"#
             #expect(try await Self.answer(to: largest, on: client)["code"] == "nothing_to_undo")
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test").json?["version"] == 0)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json?["version"] == 0)
         }
     }
 
@@ -98,7 +98,7 @@ import Testing
             #expect(undoAgain == ["type": "ack", "id": "u", "version": 2, "duplicate": true])
             #expect(try await Self.answer(to: #"{"type":"redo","id":"r","seq":3}"#, on: client)["version"] == 3)
             #expect(try await Self.answer(to: #"{"type":"redo","id":"r","seq":3}"#, on: client)["duplicate"] == true)
-            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(room["version"] == 3)
             #expect(room["state"] == ["count": 1])
         }
@@ -112,7 +112,7 @@ import Testing
             #expect(try await Self.answer(to: #"{"type":"revert","id":"t","to":0,"seq":3}"#, on: client)["version"] == 3)
             let again = try await Self.answer(to: #"{"type":"revert","id":"t","to":1,"seq":3}"#, on: client)
             #expect(again == ["type": "ack", "id": "t", "version": 3, "duplicate": true])
-            let room = try #require(try HTTPGet(port: server.port, path: "/rooms/test").json)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(room["version"] == 3)
             #expect(room["state"] == ["count": 0])
         }
@@ -163,7 +163,7 @@ import Testing
                 let epoch = try #require(try await client.nextJSON()["epoch"]?.stringValue)
                 client.send(.action(id: "a", action: ["type": "increment"]))
                 _ = try await client.next { $0.isAck }
-                #expect(try HTTPGet(port: server.port, path: "/rooms/test").json?["epoch"] == .string(epoch))
+                #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json?["epoch"] == .string(epoch))
                 return epoch
             }
         }
@@ -268,7 +268,7 @@ import Testing
             let answer = try await Self.answer(to: Self.request("b\(seq)", seq: seq), on: client)
             #expect(answer["duplicate"] == (seq <= mark ? true : nil), "seq \(seq), mark \(mark)")
         }
-        #expect(try HTTPGet(port: restarted.port, path: "/rooms/test").json?["state"] == ["count": .int(next + 50)])
+        #expect(try await HTTPGet(port: restarted.port, path: "/rooms/test").json?["state"] == ["count": .int(next + 50)])
     }
 
     @Test(arguments: ["bad!", String(repeating: "x", count: 65), ""])

@@ -16,24 +16,25 @@ let sharedTransport: WebSocketClient = {
 /// A real server on a free loopback port, shut down when the test's closure returns.
 func withServer<T>(
     app: App = .counter,
+    clock: ServerClock = .continuous,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (SyncServer) async throws -> T
 ) async throws -> T {
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
     configure(&configuration)
-    let server = try SyncServer(configuration: configuration)
+    let server = try SyncServer(configuration: configuration, clock: clock)
     defer { server.shutdown() }
     return try await body(server)
 }
 
 /// A real server keeping its rooms in `directory` (a real SQLite file).
 func withStoredServer<T>(
-    in directory: String, app: App = .counter, configure: (inout ServerConfiguration) -> Void = { _ in },
-    _ body: (SyncServer) async throws -> T
+    in directory: String, app: App = .counter, clock: ServerClock = .continuous,
+    configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (SyncServer) async throws -> T
 ) async throws -> T {
     try await withServer(
-        app: app,
+        app: app, clock: clock,
         configure: { configuration in
             configuration.dataDirectory = directory
             configure(&configuration)

@@ -56,7 +56,7 @@ import LockstepTestSupport
             client.send(.revert(id: "back", to: 1))
             #expect(try await reply(to: "back", from: client) == .ack(id: "back", version: 9))
             #expect(await client.state == states[1])
-            let past = try HTTPGet(port: server.port, path: "/rooms/test?version=3").json
+            let past = try await HTTPGet(port: server.port, path: "/rooms/test?version=3").json
             #expect(past == ["room": "test", "version": 3, "state": states[3]])
         }
     }
@@ -83,8 +83,8 @@ import LockstepTestSupport
                 Issue.record("expected unknown_version")
                 return
             }
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test?version=16").status == 404)
-            let log = try HTTPGet(port: server.port, path: "/rooms/test/log")
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test?version=16").status == 404)
+            let log = try await HTTPGet(port: server.port, path: "/rooms/test/log")
             #expect(log.lines.first?["version"] == 17)
             #expect(log.lines.count == 4)
             client.send(.revert(id: "kept", to: 17))
@@ -106,7 +106,7 @@ import LockstepTestSupport
                 client.send(.action(id: "a\(index)", action: ["type": "toggle", "id": .int(index - 30)]))
             }
             try await client.catchUp(to: 40)
-            let lines = try HTTPGet(port: server.port, path: "/rooms/test/log?after=10").body.split(separator: 10)
+            let lines = try await HTTPGet(port: server.port, path: "/rooms/test/log?after=10").body.split(separator: 10)
             #expect(lines.count == 31)
             var state = try #require(try JSON(parsing: Array(lines[0]))["state"])
             for (offset, line) in lines.dropFirst().enumerated() {

@@ -154,7 +154,7 @@ import Testing
                 client.sendRaw(text)
                 try await expectError(client, id: id, code: "bad_message")
             }
-            #expect(try HTTPGet(port: server.port, path: "/rooms/test").json?["version"] == 1)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json?["version"] == 1)
         }
     }
 

@@ -3,13 +3,14 @@ import GRDB
 import LockstepApps
 import LockstepCore
 import LockstepJSON
+import LockstepSQLite
 import LockstepStorage
 import Testing
 
 /// Rebuilding rooms from a real SQLite log, damaged or not.
 @Suite struct RoomReplayTests {
     /// A log in a fresh directory holding `count` counter increments of room "r", as the server writes them.
-    private func logWithIncrements(_ count: Int) throws -> (RoomLog, String) {
+    private func logWithIncrements(_ count: Int) async throws -> (RoomLog, String) {
         let directory = NSTemporaryDirectory() + "lockstep-replay-\(UUID().uuidString)"
         let log = try RoomLog(directory: directory, sync: .normal)
         var store = Store(reducer: Counter())
@@ -26,27 +27,27 @@ import Testing
                     room: "r", version: change.version, message: message.serialized(),
                     inverse: change.inverse.serialized()))
         }
-        try log.append(changes: changes, snapshots: [], keepHistory: 10_000)
+        try await log.append(changes: changes, snapshots: [], sessions: SessionWrites(idleSeconds: .infinity, limit: .max), keepHistory: 10_000)
         return (log, directory)
     }
 
-    @Test func aLogReplaysToTheSameVersionStateAndHistory() throws {
-        let (log, directory) = try logWithIncrements(5)
+    @Test func aLogReplaysToTheSameVersionStateAndHistory() async throws {
+        let (log, directory) = try await logWithIncrements(5)
         defer { log.close(); try? FileManager.default.removeItem(atPath: directory) }
-        let replay = try RoomReplay(try #require(try log.load(room: "r")), app: .counter, undoDepth: 1000)
+        let replay = try RoomReplay(try #require(try await log.load(room: "r")), app: .counter, undoDepth: 1000)
         #expect(replay.damagedFrom == nil)
         #expect(replay.store.version == 5)
         #expect(try replay.store.stateJSON() == ["count": 5])
         #expect(replay.store.history.undoCount == 5)
-        #expect(try log.load(room: "other") == nil)
+        #expect(try await log.load(room: "other") == nil)
     }
 
-    @Test func aDamagedLastRecordOpensTheRoomAtTheLastGoodVersion() throws {
-        let (log, directory) = try logWithIncrements(5)
+    @Test func aDamagedLastRecordOpensTheRoomAtTheLastGoodVersion() async throws {
+        let (log, directory) = try await logWithIncrements(5)
         log.close()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let database = try DatabaseQueue(path: directory + "/rooms.sqlite")
-        try database.write { db in
+        try await database.write { db in
             try db.execute(
                 sql: "UPDATE changes SET message = ? WHERE version = 5", arguments: [Data("{\"type\":\"pat".utf8)])
         }
@@ -54,17 +55,17 @@ import Testing
 
         let reopened = try RoomLog(directory: directory, sync: .normal)
         defer { reopened.close() }
-        let replay = try RoomReplay(try #require(try reopened.load(room: "r")), app: .counter, undoDepth: 1000)
+        let replay = try RoomReplay(try #require(try await reopened.load(room: "r")), app: .counter, undoDepth: 1000)
         #expect(replay.damagedFrom == 5)
         #expect(replay.store.version == 4)
         #expect(try replay.store.stateJSON() == ["count": 4])
     }
 
-    @Test func snapshotsBoundTheReplayAndCompactionBoundsTheLog() throws {
-        let (log, directory) = try logWithIncrements(30)
+    @Test func snapshotsBoundTheReplayAndCompactionBoundsTheLog() async throws {
+        let (log, directory) = try await logWithIncrements(30)
         defer { log.close(); try? FileManager.default.removeItem(atPath: directory) }
         var history = History(depth: 1000)
-        let stored = try #require(try log.load(room: "r"))
+        let stored = try #require(try await log.load(room: "r"))
         for change in stored.changes {
             guard case .patch(_, let ops, _, _, _) = try ServerMessage(json: JSON(parsing: change.message)) else {
                 continue
@@ -74,19 +75,19 @@ import Testing
         }
         let snapshot = StoredSnapshot(
             room: "r", version: 30, state: Array(#"{"count":30}"#.utf8), history: HistoryCoding.encode(history))
-        try log.append(changes: [], snapshots: [snapshot], keepHistory: 10)
+        try await log.append(changes: [], snapshots: [snapshot], sessions: SessionWrites(idleSeconds: .infinity, limit: .max), keepHistory: 10)
 
-        let after = try #require(try log.load(room: "r"))
+        let after = try #require(try await log.load(room: "r"))
         #expect(after.snapshot?.version == 30)
         #expect(after.changes.isEmpty)
-        #expect(try log.changes(room: "r", after: 0).map(\.version) == Array(21...30))
+        #expect(try await log.changes(room: "r", after: 0).map(\.version) == Array(21...30))
         let replay = try RoomReplay(after, app: .counter, undoDepth: 1000)
         #expect(replay.store.version == 30)
         #expect(replay.store.history.undoCount == 30)
     }
 
-    @Test func aSecondLogOnTheSameDirectoryIsRefused() throws {
-        let (log, directory) = try logWithIncrements(1)
+    @Test func aSecondLogOnTheSameDirectoryIsRefused() async throws {
+        let (log, directory) = try await logWithIncrements(1)
         defer { log.close(); try? FileManager.default.removeItem(atPath: directory) }
         #expect(throws: StorageError.directoryInUse(path: directory)) {
             _ = try RoomLog(directory: directory, sync: .full)

@@ -4,7 +4,7 @@ public import LockstepJSON
 import SwiftOverlayShims
 
 /// One plain HTTP/1.1 GET over a raw socket: what curl would see.
-public struct HTTPGet {
+public struct HTTPGet: Sendable {
     public let status: Int
     public let body: [UInt8]
     /// The response's header lines, lowercased.
@@ -13,7 +13,13 @@ public struct HTTPGet {
     public var json: JSON? { try? JSON(parsing: body) }
     public var text: String { String(decoding: body, as: UTF8.self) }
 
-    public init(host: String = "127.0.0.1", port: Int, path: String, headers: [String] = []) throws {
+    /// Waits for the answer on a thread of its own: a blocked thread of Swift's small task pool would hold back
+    /// every task of the test run, the server's storage included.
+    public init(host: String = "127.0.0.1", port: Int, path: String, headers: [String] = []) async throws {
+        self = try await offThePool { try HTTPGet(blockingHost: host, port: port, path: path, headers: headers) }
+    }
+
+    private init(blockingHost host: String, port: Int, path: String, headers: [String]) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
         defer { Glibc.close(fd) }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+public import LockstepStorage
 
 /// Session marks and room epochs, in the same SQLite file and transactions as the changes.
 extension RoomLog {
@@ -57,25 +58,26 @@ extension RoomLog {
         }
     }
 
-    public func marks(room: String) throws(StorageError) -> [StoredMark] {
-        do {
-            return try database.read { db in
-                try Row.fetchAll(
-                    db, sql: "SELECT session, seq, time FROM session_marks WHERE room = ?", arguments: [room]
-                ).map { StoredMark(room: room, session: $0["session"], seq: $0["seq"], time: $0["time"]) }
-            }
-        } catch {
-            throw .database("\(error)")
+    nonisolated(nonsending) public func marks(room: String) async throws(StorageError) -> [StoredMark] {
+        try await read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT session, seq, time FROM session_marks WHERE room = ?", arguments: [room]
+            ).map { StoredMark(room: room, session: $0["session"], seq: $0["seq"], time: $0["time"]) }
         }
     }
 
-    public func epoch(room: String) throws(StorageError) -> String? {
-        do {
-            return try database.read { db in
-                try String.fetchOne(db, sql: "SELECT epoch FROM room_epochs WHERE room = ?", arguments: [room])
-            }
-        } catch {
-            throw .database("\(error)")
+    nonisolated(nonsending) public func mark(room: String, session: String) async throws(StorageError) -> StoredMark? {
+        try await read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT seq, time FROM session_marks WHERE room = ? AND session = ?",
+                arguments: [room, session]
+            ).map { StoredMark(room: room, session: session, seq: $0["seq"], time: $0["time"]) }
+        }
+    }
+
+    nonisolated(nonsending) public func epoch(room: String) async throws(StorageError) -> String? {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT epoch FROM room_epochs WHERE room = ?", arguments: [room])
         }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import LockstepStorage
 import Synchronization
 
 /// An exclusive lock on a data directory, held while the server runs, so a second server cannot

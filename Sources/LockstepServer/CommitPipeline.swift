@@ -1,0 +1,64 @@
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+
+/// The path of a room's changes from the reducer to the wire, and the one part of the server that knows where rooms
+/// are kept.
+///
+/// The server receives a request, hands it to ``submit(_:to:server:)`` and the pipeline has the server apply it (at
+/// once, or in the room's next locked write when servers share the storage). What the reducer produced comes back
+/// through ``commit(_:message:inverse:in:server:)`` and ``reply(_:to:server:)``, and the pipeline releases it in
+/// order once what precedes it is durable. One implementation per storage, chosen once when the server starts:
+/// ``MemoryPipeline``, ``LocalLogPipeline`` (SQLite) and ``SharedLogPipeline`` (PostgreSQL).
+///
+/// Loop-bound: every call is isolated to the server, whose executor is the transport's loop.
+protocol CommitPipeline: AnyObject {
+    /// False while changes cannot be committed (the database is unreachable): requests get `unavailable`, and
+    /// `/healthz` answers 503.
+    var isAvailable: Bool { get }
+    /// Whether idle rooms leave memory: true when storage can give them back.
+    var evictsIdleRooms: Bool { get }
+    /// The id (`you`) of the server's `number`th client, distinct among every client of a room.
+    func clientID(_ number: Int) -> String
+
+    /// Starts what the pipeline does on its own, such as following what other servers commit.
+    func start(server: isolated SyncServer)
+    /// Takes a change request or an effect's action for `room`; the server applies it (``SyncServer/apply(_:in:)``)
+    /// now or in the room's turn.
+    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer)
+    /// A change the server applied: its patch leaves, after everything before it, once it is stored.
+    func commit(
+        _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer)
+    /// A session's mark moved with a request just applied; the request's ack waits until it is stored.
+    func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer)
+    /// A reply to one client: it leaves after every patch and reply its room holds back before it.
+    func reply(_ frame: OutboundFrame, to session: Session, server: isolated SyncServer)
+    /// Nothing of `room` waits in the pipeline or is being written.
+    func isIdle(_ room: Room) -> Bool
+    /// Has an idle room leave memory (``SyncServer/evict(_:at:)``) once everything of it is stored.
+    func evict(_ room: Room, server: isolated SyncServer)
+    /// `room` left memory: the pipeline forgets what it kept for it.
+    func forget(_ room: Room)
+    /// The room's clients changed.
+    func peersChanged(in room: Room, server: isolated SyncServer)
+    /// The clients of `room` on other servers.
+    func remotePeers(of room: Room) -> [Peer]
+
+    /// Reads a room not in memory; a client joining it (`creating`) makes it exist. ``StoredRoomImage/none`` for a room
+    /// never stored.
+    func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError>
+    /// A room read by ``read(room:creating:server:)`` is now in memory.
+    func installed(_ room: Room, server: isolated SyncServer)
+    /// Brings a room in memory up to what storage has before a client joins it (with `session`'s stored mark); false
+    /// when it cannot, and the client is then refused rather than sent an older state than its own.
+    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool
+    /// A page of the stored changes of `room` (time travel, recordings); none in memory.
+    func storedChanges(
+        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
+    ) async throws(StorageError) -> [StoredChange]
+    /// The oldest version of `room` storage has a change for; nil when none (or in memory).
+    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int?
+    /// Stops, after the write in flight; the server calls it once, when it shuts down.
+    func close()
+}

@@ -1,0 +1,184 @@
+import CoreMetrics
+import Logging
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+
+/// Rooms in a log of this server's own (SQLite): a change is applied at once and its patch and ack leave once the log
+/// has it.
+///
+/// Write-ahead with group commit: one write for every room at a time, and everything produced while it is in flight
+/// goes into the next, so a burst of actions costs one transaction, not one per action.
+final class LocalLogPipeline: CommitPipeline {
+    let log: any RoomStorage
+    private let queue = DurabilityQueue()
+
+    init(log: any RoomStorage) {
+        self.log = log
+    }
+
+    var isAvailable: Bool { true }
+    var evictsIdleRooms: Bool { true }
+
+    func clientID(_ number: Int) -> String { "c\(number)" }
+
+    func start(server: isolated SyncServer) {}
+
+    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer) {
+        server.apply(input, in: room)
+    }
+
+    func commit(
+        _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer
+    ) {
+        queue.rows.append(
+            StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized()))
+        queue.pending.append(.patch(room, patch))
+        storeEpoch(of: room)
+        room.changesSinceSnapshot += 1
+        if room.changesSinceSnapshot >= server.configuration.snapshotInterval {
+            queue.snapshots += server.snapshot(of: room).map { [$0] } ?? []
+        }
+        scheduleWrite(server: server)
+    }
+
+    func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
+        queue.marks.append(mark)
+        storeEpoch(of: room)
+        scheduleWrite(server: server)
+    }
+
+    func reply(_ frame: OutboundFrame, to session: Session, server: isolated SyncServer) {
+        if queue.isIdle {
+            session.reply(frame)
+        } else {
+            queue.pending.append(.reply(session, frame))
+        }
+    }
+
+    func isIdle(_ room: Room) -> Bool { true }
+
+    /// The room's snapshot goes with the next write; the room leaves once everything queued before it is stored.
+    func evict(_ room: Room, server: isolated SyncServer) {
+        if room.changesSinceSnapshot > 0, let snapshot = server.snapshot(of: room) { queue.snapshots.append(snapshot) }
+        queue.pending.append(.evict(room, version: room.store.version))
+        scheduleWrite(server: server)
+    }
+
+    func forget(_ room: Room) {}
+
+    func peersChanged(in room: Room, server: isolated SyncServer) {}
+
+    func remotePeers(of room: Room) -> [Peer] { [] }
+
+    func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError> {
+        await StoredRoomImage.read(room: room, from: log, configuration: server.configuration, repairing: true)
+    }
+
+    func installed(_ room: Room, server: isolated SyncServer) {}
+
+    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool { true }
+
+    func storedChanges(
+        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
+    ) async throws(StorageError) -> [StoredChange] {
+        try await log.changes(room: room, after: version, through: last, limit: limit)
+    }
+
+    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? {
+        try? await log.oldestChange(room: room)
+    }
+
+    func close() {
+        log.close()
+    }
+
+    /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.
+    private func storeEpoch(of room: Room) {
+        guard !room.epochStored else { return }
+        room.epochStored = true
+        queue.epochs[room.name] = room.epoch
+    }
+
+    /// Starts a write after the current callback, so changes arriving together share one transaction.
+    private func scheduleWrite(server: isolated SyncServer) {
+        guard !queue.writeScheduled, queue.inFlight == nil else { return }
+        queue.writeScheduled = true
+        Task { await self.write(server: server) }
+    }
+
+    /// Writes everything waiting, then what arrived meanwhile, until nothing waits.
+    private func write(server: isolated SyncServer) async {
+        queue.writeScheduled = false
+        while queue.inFlight == nil, !server.isStopped {
+            guard queue.hasWrites else { return releasePending(server: server) }
+            let (rows, snapshots, sessions) = queue.takeWrite(sessions: server.sessionWrites())
+            let result: Result<Void, StorageError>
+            do throws(StorageError) {
+                try await log.append(
+                    changes: rows, snapshots: snapshots, sessions: sessions, keepHistory: server.configuration.keepHistory)
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            guard !server.isStopped else { return }
+            let written = queue.finished()
+            switch result {
+            case .success:
+                server.marksStored(sessions.marks)
+                server.release(written)
+            case .failure(let error):
+                // Epochs not stored go with the room's next write.
+                for room in sessions.epochs.keys { server.rooms[room]?.epochStored = false }
+                fail(written, marks: sessions.marks, because: error, server: server)
+            }
+        }
+    }
+
+    /// Sends replies that waited only for a write that has now finished (no change of theirs is pending).
+    private func releasePending(server: isolated SyncServer) {
+        let items = queue.pending
+        queue.pending.removeAll()
+        server.release(items)
+    }
+
+    /// A write failed: nothing of it is acknowledged. Its rooms go back to what the log has, and their clients are
+    /// told and disconnected, so they reconnect to the stored state.
+    private func fail(
+        _ items: [DurabilityQueue.Release], marks: [StoredMark], because error: StorageError,
+        server: isolated SyncServer
+    ) {
+        var affected: [String: Room] = [:]
+        for case .patch(let room, _) in items { affected[room.name] = room }
+        for case .evict(let room, _) in items { affected[room.name] = room }
+        for mark in marks { affected[mark.room] = server.rooms[mark.room] }
+        server.logger.error(
+            "cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.keys.sorted())"])
+
+        let untouched = { (room: Room) in affected[room.name] == nil }
+        server.release(
+            items.filter { item in
+                if case .reply(let session, _) = item { return untouched(session.room) }
+                return false
+            })
+        queue.pending.removeAll { item in
+            switch item {
+            case .patch(let room, _), .evict(let room, _): !untouched(room)
+            case .reply(let session, _): !untouched(session.room)
+            }
+        }
+        queue.rows.removeAll { affected[$0.room] != nil }
+        queue.snapshots.removeAll { affected[$0.room] != nil }
+        queue.marks.removeAll { affected[$0.room] != nil }
+
+        let notice = ServerMessage.error(
+            id: nil, code: "unavailable",
+            message: "changes could not be stored (\(error)); nothing was acknowledged: reconnect to get the stored state"
+        )
+        for room in affected.values { server.drop(room, telling: notice, reason: "storage failure") }
+    }
+}
+
+@available(*, unavailable)
+extension LocalLogPipeline: Sendable {}

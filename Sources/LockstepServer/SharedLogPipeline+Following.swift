@@ -1,0 +1,203 @@
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import Logging
+
+/// What other servers commit and publish, and reading rooms from the shared database.
+extension SharedLogPipeline {
+    /// Follows what other servers commit and publish, for as long as the storage is open.
+    func start(server: isolated SyncServer) {
+        Task { await listen(server: server) }
+    }
+
+    private func listen(server: isolated SyncServer) async {
+        let renewal = Task {
+            while !Task.isCancelled {
+                try? await server.clock.sleep(for: storage.peerLifetime / 3)
+                // A server that died stops renewing its peers: reading them again takes them out.
+                for room in server.rooms.values where !room.sessions.isEmpty { readRemotePeers(of: room, server: server) }
+            }
+        }
+        for await event in storage.events() {
+            switch event {
+            case .committed(let name, let version):
+                guard let room = server.rooms[name], version > room.store.version else { continue }
+                let state = state(of: room)
+                state.announced = max(state.announced, version)
+                pump(room, server: server)
+                follow(room, state, server: server)
+            case .peersChanged(let name):
+                if let room = server.rooms[name] { readRemotePeers(of: room, server: server) }
+            case .resynchronise:
+                for room in server.rooms.values {
+                    state(of: room).needsCheck = true
+                    pump(room, server: server)
+                    readRemotePeers(of: room, server: server)
+                }
+            }
+        }
+        renewal.cancel()
+    }
+
+    /// Brings the room up to what the database has; false when the database cannot be read or the room was dropped.
+    ///
+    /// Safe beside the room's own write: changes the room already has are skipped, and while a batch of its own is
+    /// applied but not yet committed (the room holds the lock, so nothing newer exists) the check is left to the pump.
+    func catchUp(_ room: Room, server: isolated SyncServer) async -> Bool {
+        let name = room.name
+        let state = state(of: room)
+        guard state.before == nil else { return checkLater(room, state, server: server) }
+        let after = room.store.version
+        let result: Result<[StoredChange], StorageError>
+        do throws(StorageError) {
+            result = .success(try await storage.changes(room: name, after: after))
+        } catch {
+            result = .failure(error)
+        }
+        guard server.rooms[name] === room else { return false }
+        switch result {
+        case .success(let changes):
+            // A batch of the room's own is unconfirmed, or one was taken back while this read ran: what was read may
+            // not follow the room's copy. The pump reads again.
+            guard state.before == nil, room.store.version >= after else { return checkLater(room, state, server: server) }
+            guard applyCommitted(changes, to: room, server: server) else {
+                abandon(room, because: "its log could not be followed", server: server)
+                return false
+            }
+            return true
+        case .failure(let error):
+            server.logger.warning(
+                "cannot read what a room missed", metadata: ["room": "\(name)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Leaves the check to the pump, once the room's own write has settled.
+    private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) -> Bool {
+        state.needsCheck = true
+        pump(room, server: server)
+        return true
+    }
+
+    /// Follows other servers' commits beside the room's own writes, so its clients see them while its next write
+    /// waits for the room's lock; one at a time per room, while it makes progress.
+    private func follow(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) {
+        guard state.pumping, !state.following else { return }
+        state.following = true
+        Task {
+            var reached = -1
+            while server.rooms[room.name] === room, state.announced > room.store.version, room.store.version > reached {
+                reached = room.store.version
+                guard await catchUp(room, server: server) else { break }
+            }
+            state.following = false
+        }
+    }
+
+    /// Applies changes committed by other servers to the room and sends them to its clients, byte for byte as
+    /// stored; false when they do not follow what it holds.
+    func applyCommitted(_ changes: [StoredChange], to room: Room, server: isolated SyncServer) -> Bool {
+        let fresh = changes.drop { $0.version <= room.store.version }
+        guard let first = fresh.first else { return true }
+        guard first.version == room.store.version + 1 else { return false }
+        let replay: RoomReplay
+        do {
+            replay = try RoomReplay(continuing: room.store, with: Array(fresh), app: server.configuration.app)
+        } catch {
+            return false
+        }
+        room.store = replay.store
+        for change in fresh where change.version <= replay.store.version {
+            guard let patch = SyncServer.loggedPatch(change),
+                let inverse = try? JSONPatch(json: JSON(parsing: change.inverse))
+            else { return false }
+            room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
+            room.changesSinceSnapshot += 1
+            server.broadcast(patch, in: room)
+        }
+        return replay.damagedFrom == nil
+    }
+
+    // MARK: - Reading rooms
+
+    /// A client joining a room makes it exist, named by whichever server creates it first; the room is then checked
+    /// against the database, and its clients on other servers read.
+    func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError> {
+        var image = await StoredRoomImage.read(
+            room: room, from: storage, configuration: server.configuration, repairing: false)
+        if creating, case .success(var read) = image, read.epoch == nil {
+            do throws(StorageError) {
+                read.epoch = try await storage.claim(room: room, epoch: Room.makeEpoch())
+                image = .success(read)
+            } catch {
+                image = .failure(error)
+            }
+        }
+        return image
+    }
+
+    /// The room's clients on other servers are read, and what was committed while it was read is fetched next.
+    func installed(_ room: Room, server: isolated SyncServer) {
+        state(of: room).needsCheck = true
+        readRemotePeers(of: room, server: server)
+        pump(room, server: server)
+    }
+
+    /// A client resuming from another server never gets a state older than the one it had: the room catches up
+    /// first, and its session's mark is read as stored.
+    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool {
+        if let session, let mark = try? await storage.mark(room: room.name, session: session) {
+            room.marks.adopt(mark)
+        }
+        return await catchUp(room, server: server) || server.rooms[room.name] !== room
+    }
+
+    func storedChanges(
+        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
+    ) async throws(StorageError) -> [StoredChange] {
+        try await storage.changes(room: room, after: version, through: last, limit: limit)
+    }
+
+    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? {
+        try? await storage.oldestChange(room: room)
+    }
+
+    // MARK: - Presence
+
+    /// Publishes this server's clients of the room when they changed, one publication at a time.
+    func peersChanged(in room: Room, server: isolated SyncServer) {
+        let state = state(of: room)
+        guard !state.publishing else { return }
+        let name = room.name
+        state.publishing = true
+        Task {
+            while room.sessions.map(\.peer) != state.publishedPeers {
+                let peers = room.sessions.map(\.peer)
+                do throws(StorageError) {
+                    try await storage.publish(peers: peers, room: name)
+                    state.publishedPeers = peers
+                } catch {
+                    server.logger.warning(
+                        "cannot publish presence", metadata: ["room": "\(name)", "error": "\(error)"])
+                    break
+                }
+            }
+            state.publishing = false
+        }
+    }
+
+    /// Reads the room's clients on other servers; a change goes out as presence.
+    private func readRemotePeers(of room: Room, server: isolated SyncServer) {
+        let state = state(of: room)
+        guard !state.readingPeers else { return }
+        let name = room.name
+        state.readingPeers = true
+        Task {
+            if let peers = try? await storage.remotePeers(room: name), peers != state.remotePeers {
+                state.remotePeers = peers
+                server.schedulePresence(in: room)
+            }
+            state.readingPeers = false
+        }
+    }
+}

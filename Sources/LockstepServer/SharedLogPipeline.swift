@@ -1,0 +1,248 @@
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+import Logging
+
+/// Rooms in a database several servers share (PostgreSQL): each room's requests are applied and committed while the
+/// storage holds the room against every other server, after what they committed before; what they commit reaches
+/// this server's clients as the stored bytes. No server owns a room, so any of them may stop at any time.
+///
+/// Loop-bound: every method is isolated to the server. It is `Sendable` only so that the storage's locked write can
+/// call back into ``prepare(_:_:_:server:)``, which runs isolated to the server like everything else.
+final class SharedLogPipeline: CommitPipeline, @unchecked Sendable {
+    static let unavailable = "the server cannot reach its database; nothing was applied, send it again later"
+
+    let storage: any SharedRoomStorage
+    /// Per room in memory, by identity: a room read again after it was dropped starts afresh.
+    private var states: [ObjectIdentifier: SharedRoomState] = [:]
+
+    init(storage: any SharedRoomStorage) {
+        self.storage = storage
+    }
+
+    var isAvailable: Bool { storage.isAvailable }
+    var evictsIdleRooms: Bool { true }
+
+    /// The server's number makes the id distinct among every server's clients of a room.
+    func clientID(_ number: Int) -> String { "c\(number)-\(storage.node)" }
+
+    func state(of room: Room) -> SharedRoomState {
+        if let state = states[ObjectIdentifier(room)] { return state }
+        let state = SharedRoomState()
+        states[ObjectIdentifier(room)] = state
+        return state
+    }
+
+    func forget(_ room: Room) {
+        states[ObjectIdentifier(room)] = nil
+    }
+
+    func isIdle(_ room: Room) -> Bool {
+        states[ObjectIdentifier(room)]?.isIdle ?? true
+    }
+
+    func remotePeers(of room: Room) -> [Peer] {
+        states[ObjectIdentifier(room)]?.remotePeers ?? []
+    }
+
+    func close() {
+        storage.close()
+    }
+
+    // MARK: - Requests and writes
+
+    /// Applied in the room's next locked write, after what other servers committed before it.
+    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer) {
+        enqueue(.input(input), in: room, server: server)
+    }
+
+    private func enqueue(_ item: SharedRoomState.Incoming, in room: Room, server: isolated SyncServer) {
+        state(of: room).incoming.append(item)
+        pump(room, server: server)
+    }
+
+    func commit(
+        _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer
+    ) {
+        let writes = state(of: room).writes
+        writes.rows.append(
+            StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized()))
+        writes.pending.append(.patch(room, patch))
+        room.changesSinceSnapshot += 1
+        if room.changesSinceSnapshot >= server.configuration.snapshotInterval, let snapshot = server.snapshot(of: room)
+        {
+            writes.snapshots.append(snapshot)
+        }
+    }
+
+    func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
+        state(of: room).writes.marks.append(mark)
+    }
+
+    /// A reply goes out now unless something the room received before it is still waiting or being written.
+    func reply(_ frame: OutboundFrame, to session: Session, server: isolated SyncServer) {
+        let room = session.room
+        let state = state(of: room)
+        if state.preparing {
+            state.writes.pending.append(.reply(session, frame))
+        } else if state.incoming.isEmpty, state.writes.isIdle {
+            session.reply(frame)
+        } else {
+            enqueue(.reply(session, frame), in: room, server: server)
+        }
+    }
+
+    /// Everything the room did is committed: it may go at once.
+    func evict(_ room: Room, server: isolated SyncServer) {
+        server.evict(room, at: room.store.version)
+    }
+
+    /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
+    func pump(_ room: Room, server: isolated SyncServer) {
+        let state = state(of: room)
+        guard !state.pumping else { return }
+        state.pumping = true
+        Task {
+            while !server.isStopped, server.rooms[room.name] === room {
+                if state.incoming.contains(where: \.needsWrite) || state.writes.hasWrites {
+                    await write(room, state, server: server)
+                } else if !state.incoming.isEmpty {
+                    let replies = state.incoming
+                    state.incoming.removeAll()
+                    for case .reply(let session, let frame) in replies { session.reply(frame) }
+                } else if state.isBehind(version: room.store.version) {
+                    state.needsCheck = false
+                    if await !catchUp(room, server: server) {
+                        try? await server.clock.sleep(for: .milliseconds(500))
+                        state.needsCheck = true
+                    }
+                } else {
+                    break
+                }
+            }
+            state.pumping = false
+            server.roomBecameIdle(room)
+        }
+    }
+
+    /// One locked write: what other servers committed, then everything the room received, committed together.
+    private func write(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) async {
+        state.batch = state.incoming
+        state.incoming.removeAll()
+        let sessions = Array(Set(state.batch.compactMap(\.sessionName)))
+        let name = room.name
+        let id = ObjectIdentifier(room)
+        do throws(StorageError) {
+            try await storage.write(room: name, after: room.store.version, sessions: sessions) { catchUp in
+                await self.prepare(name, id, catchUp, server: server)
+            }
+            state.before = nil
+            state.batch.removeAll()
+            let written = state.writes.finished()
+            server.marksStored(state.batchMarks)
+            server.release(written)
+        } catch {
+            failWrite(of: room, state, because: error, server: server)
+        }
+    }
+
+    /// Inside the locked write: applies what others committed, then the batch; returns what to commit.
+    func prepare(
+        _ name: String, _ id: ObjectIdentifier, _ catchUp: RoomCatchUp, server: isolated SyncServer
+    ) -> RoomWrite {
+        let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.sessionWrites())
+        guard let room = server.rooms[name], ObjectIdentifier(room) == id else { return nothing }
+        guard applyCommitted(catchUp.missed, to: room, server: server) else {
+            // The room cannot continue from what it holds: nothing is applied, and it is read again.
+            abandon(room, because: "its log could not be followed", server: server)
+            return nothing
+        }
+        if let epoch = catchUp.epoch {
+            room.epoch = epoch
+            room.epochStored = true
+        }
+        for mark in catchUp.marks { room.marks.adopt(mark) }
+        let state = state(of: room)
+        state.before = (room.store.version, room.store.history)
+        state.preparing = true
+        for item in state.batch {
+            switch item {
+            case .input(let input):
+                server.apply(input, in: room)
+            case .reply(let session, let frame):
+                state.writes.pending.append(.reply(session, frame))
+            }
+        }
+        state.preparing = false
+        if !room.epochStored {
+            room.epochStored = true
+            state.writes.epochs[room.name] = room.epoch
+        }
+        let (rows, snapshots, sessions) = state.writes.takeWrite(sessions: server.sessionWrites())
+        state.batchRows = rows
+        state.batchMarks = sessions.marks
+        state.batchEpoch = !sessions.epochs.isEmpty
+        return RoomWrite(changes: rows, snapshots: snapshots, sessions: sessions)
+    }
+
+    /// A locked write failed: its requests are answered `unavailable` (nothing of them was applied), and a batch
+    /// already applied to the room is taken back, so the room is again what its clients have.
+    private func failWrite(
+        of room: Room, _ state: SharedRoomState, because error: StorageError, server: isolated SyncServer
+    ) {
+        server.logger.error("cannot commit a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
+        let batch = state.batch
+        state.batch.removeAll()
+        _ = state.writes.finished()
+        if state.before != nil { rollBack(room, state, server: server) }
+        for item in batch {
+            switch item {
+            case .input(.request(let request, let session, _)):
+                let message = ServerMessage.error(
+                    id: request.message.id, code: "unavailable", message: Self.unavailable)
+                session.reply(OutboundFrame(text: message.serialized()))
+            case .input(.effect(let action)):
+                server.logger.warning(
+                    "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
+            case .reply(let session, let frame):
+                session.reply(frame)
+            }
+        }
+    }
+
+    /// Takes back the changes, marks and epoch of a batch that was not committed (or may not have been: then the next
+    /// catch-up brings back what was). Clients that joined meanwhile saw them, and are sent away to resume.
+    private func rollBack(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) {
+        guard let before = state.before else { return }
+        state.before = nil
+        do {
+            var json = try room.store.stateJSON()
+            for row in state.batchRows.reversed() {
+                try JSONPatch(json: JSON(parsing: row.inverse)).apply(to: &json)
+            }
+            room.store = try server.configuration.app.restoreStore(
+                state: json, version: before.version, history: before.history)
+        } catch {
+            return abandon(room, because: "a change could not be taken back: \(error)", server: server)
+        }
+        room.timeline.forget(after: before.version)
+        room.forgetEncodedState()
+        room.changesSinceSnapshot = max(0, room.changesSinceSnapshot - state.batchRows.count)
+        for mark in state.batchMarks { room.marks.rollBack(mark.session) }
+        if state.batchEpoch { room.epochStored = false }
+        state.needsCheck = true
+        let notice = ServerMessage.error(id: nil, code: "unavailable", message: "reconnect to resume")
+        for session in room.sessions where session.syncedVersion > before.version {
+            server.sendAway(session, telling: notice, reason: "the changes it was sent were taken back")
+        }
+    }
+
+    /// Drops a room whose memory cannot be trusted; its clients are told and disconnected, and resume from the log.
+    func abandon(_ room: Room, because reason: String, server: isolated SyncServer) {
+        guard server.rooms[room.name] === room else { return }
+        let notice = ServerMessage.error(
+            id: nil, code: "unavailable", message: "the room must be read again (\(reason)); reconnect")
+        server.drop(room, telling: notice, reason: "room reloading")
+    }
+}

@@ -1,0 +1,68 @@
+import CoreMetrics
+import Logging
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+
+/// What the pipelines ask of the server once storage answered: release what waited, drop what cannot be trusted.
+extension SyncServer {
+    /// Sends patches, replies and evictions that waited for a write, in order.
+    func release(_ items: [DurabilityQueue.Release]) {
+        for item in items {
+            switch item {
+            case .patch(let room, let patch): broadcast(patch, in: room)
+            case .reply(let session, let frame): session.reply(frame)
+            case .evict(let room, let version): evict(room, at: version)
+            }
+        }
+    }
+
+    /// A write stored these marks: snapshots and resumes may report them now.
+    func marksStored(_ marks: [StoredMark]) {
+        for mark in marks { rooms[mark.room]?.marks.stored(mark.session, upTo: mark.seq) }
+    }
+
+    /// How the next write treats session marks.
+    func sessionWrites() -> SessionWrites {
+        SessionWrites(idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
+    }
+
+    /// `room`'s state and history, for storage to replay only what comes after; the room counts changes from it.
+    func snapshot(of room: Room) -> StoredSnapshot? {
+        do {
+            let snapshot = StoredSnapshot(
+                room: room.name, version: room.store.version, state: try room.store.stateJSON().serialized(),
+                history: HistoryCoding.encode(room.store.history)
+            )
+            room.changesSinceSnapshot = 0
+            return snapshot
+        } catch {
+            logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Takes `room` out of memory and sends its clients away with `notice`: they reconnect to what storage has.
+    func drop(_ room: Room, telling notice: ServerMessage, reason: String) {
+        rooms[room.name] = nil
+        pipeline.forget(room)
+        metrics.rooms.decrement()
+        for session in room.sessions { sendAway(session, telling: notice, reason: reason) }
+    }
+
+    /// Closes a client's connection (1011) after `notice`; the room forgets it at once.
+    func sendAway(_ session: Session, telling notice: ServerMessage, reason: String) {
+        session.connection.context = nil
+        session.connection.send(OutboundFrame(text: notice.serialized()))
+        session.connection.close(code: 1011, reason: reason)
+        connectionClosed(session)
+    }
+}
+
+extension SyncServer {
+    /// Queues a reply behind every patch and reply its room still holds back, so order is kept.
+    func reply(_ frame: OutboundFrame, to session: Session) {
+        pipeline.reply(frame, to: session, server: self)
+    }
+}
