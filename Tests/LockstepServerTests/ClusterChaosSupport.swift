@@ -1,4 +1,5 @@
 import Foundation
+import LockstepTestSupport
 import Synchronization
 
 /// A `lockstep serve --postgres` process that can be killed with -9 and started again on the same port, so the
@@ -16,7 +17,7 @@ final class NodeProcess: Sendable {
 
     /// Starts a node on a free port; the wait for its first line runs on a thread of its own.
     static func start(arguments: [String]) async throws -> NodeProcess {
-        NodeProcess(try await onOwnThread { try ServerProcess(arguments: arguments) }, arguments: arguments)
+        NodeProcess(try await offThePool { try ServerProcess(arguments: arguments) }, arguments: arguments)
     }
 
     var isRunning: Bool { process.withLock { $0 != nil } }
@@ -38,7 +39,7 @@ final class NodeProcess: Sendable {
         var failure: (any Error)?
         for _ in 0..<40 {
             do {
-                let started = try await onOwnThread { try ServerProcess(arguments: arguments) }
+                let started = try await offThePool { try ServerProcess(arguments: arguments) }
                 process.withLock { $0 = started }
                 return
             } catch {
@@ -51,14 +52,6 @@ final class NodeProcess: Sendable {
 
     /// Stops it for good at the end of a test: nothing it holds matters any more, so no drain is waited for.
     func stop() { kill9() }
-}
-
-/// Runs `work`, which blocks (child processes, reads of their output, psql), on a thread of its own, so the few
-/// threads that run every test's tasks stay free.
-func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-    }
 }
 
 /// A flag set once by one task and read by others (a stop signal).

@@ -103,7 +103,7 @@ import Testing
             for name in names {
                 var epochs = snapshotEpochs[name] ?? []
                 for (node, port) in ports.enumerated() {
-                    let answer = try HTTPGet(port: port, path: "/rooms/\(name)")
+                    let answer = try await HTTPGet(port: port, path: "/rooms/\(name)")
                     guard answer.status == 200, let room = answer.json else {
                         unanswered.append("\(name) on node \(node): \(answer.status) \(answer.text)")
                         continue
@@ -131,13 +131,13 @@ import Testing
             defer { client.close() }
             let snapshot = try await client.nextJSON(type: "snapshot")
             // The room was used: GET answers on every server, the one its client never used included.
-            let answer = try HTTPGet(port: servers[1].port, path: "/rooms/joined-on-a")
+            let answer = try await HTTPGet(port: servers[1].port, path: "/rooms/joined-on-a")
             #expect(answer.status == 200, "GET on B: \(answer.status) \(answer.text)")
             let room = try #require(answer.json, "GET on B: \(answer.text)")
             #expect(room["version"] == 0)
             #expect(room["state"] == snapshot["state"])
             #expect(room["epoch"] != nil && room["epoch"] == snapshot["epoch"], "one epoch per room across servers")
-            #expect(try HTTPGet(port: servers[1].port, path: "/rooms/joined-nowhere").status == 404)
+            #expect(try await HTTPGet(port: servers[1].port, path: "/rooms/joined-nowhere").status == 404)
         }
     }
 
@@ -264,7 +264,7 @@ import Testing
             // Every writer's batch was answered, so everything is committed; both survivors reach the last version.
             var final = 0
             for node in nodes[1...] {
-                final = max(final, try HTTPGet(port: node.port, path: "/rooms/\(room)").json?["version"]?.intValue ?? 0)
+                final = max(final, try await HTTPGet(port: node.port, path: "/rooms/\(room)").json?["version"]?.intValue ?? 0)
             }
             for node in nodes[1...] {
                 #expect(try await ClusterTests.room(room, port: node.port, at: final) != nil)

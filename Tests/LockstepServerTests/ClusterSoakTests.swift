@@ -171,10 +171,10 @@ import Testing
                 try await nodes[node].restart()
                 events.append("kill -9 of node \(node)")
             case 1:
-                try await onOwnThread { try postgres.terminateBackends() }
+                try await offThePool { try postgres.terminateBackends() }
                 events.append("connections terminated")
             default:
-                try await onOwnThread { try postgres.restart() }
+                try await offThePool { try postgres.restart() }
                 events.append("PostgreSQL restarted")
             }
         }
@@ -186,7 +186,8 @@ import Testing
     static func settled(_ name: String, ports: [Int], atLeast version: Int) async throws -> JSON? {
         var views: [JSON] = []
         for _ in 0..<300 {
-            views = try ports.map { port in try HTTPGet(port: port, path: "/rooms/\(name)").json ?? .null }
+            views = []
+            for port in ports { views.append(try await HTTPGet(port: port, path: "/rooms/\(name)").json ?? .null) }
             let first = views[0]
             if let reached = first["version"]?.intValue, reached >= version,
                 views.allSatisfy({ $0["version"] == first["version"] && $0["state"] == first["state"] })
