@@ -59,6 +59,35 @@ protocol CommitPipeline: AnyObject {
     ) async throws(StorageError) -> [StoredChange]
     /// The oldest version of `room` storage has a change for; nil when none (or in memory).
     func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int?
-    /// Stops, after the write in flight; the server calls it once, when it shuts down.
-    func close()
+}
+
+/// What a pipeline of a server that alone holds its rooms does: requests are applied at once, and there are no other
+/// servers to follow or tell.
+extension CommitPipeline {
+    func clientID(_ number: Int) -> String { "c\(number)" }
+    func start(server: isolated SyncServer) {}
+    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer) { server.apply(input, in: room) }
+    func isIdle(_ room: Room) -> Bool { true }
+    func forget(_ room: Room) {}
+    func peersChanged(in room: Room, server: isolated SyncServer) {}
+    func remotePeers(of room: Room) -> [Peer] { [] }
+    func installed(_ room: Room, server: isolated SyncServer) {}
+    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool { true }
+}
+
+/// A pipeline with a log to read history from.
+protocol LoggingPipeline: CommitPipeline {
+    var log: any RoomStorage { get }
+}
+
+extension LoggingPipeline {
+    func storedChanges(
+        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
+    ) async throws(StorageError) -> [StoredChange] {
+        try await log.changes(room: room, after: version, through: last, limit: limit)
+    }
+
+    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? {
+        try? await log.oldestChange(room: room)
+    }
 }

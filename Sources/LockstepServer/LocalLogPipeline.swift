@@ -10,7 +10,7 @@ import LockstepTransport
 ///
 /// Write-ahead with group commit: one write for every room at a time, and everything produced while it is in flight
 /// goes into the next, so a burst of actions costs one transaction, not one per action.
-final class LocalLogPipeline: CommitPipeline {
+final class LocalLogPipeline: LoggingPipeline {
     let log: any RoomStorage
     private let queue = DurabilityQueue()
 
@@ -20,14 +20,6 @@ final class LocalLogPipeline: CommitPipeline {
 
     var isAvailable: Bool { true }
     var evictsIdleRooms: Bool { true }
-
-    func clientID(_ number: Int) -> String { "c\(number)" }
-
-    func start(server: isolated SyncServer) {}
-
-    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer) {
-        server.apply(input, in: room)
-    }
 
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer
@@ -57,8 +49,6 @@ final class LocalLogPipeline: CommitPipeline {
         }
     }
 
-    func isIdle(_ room: Room) -> Bool { true }
-
     /// The room's snapshot goes with the next write; the room leaves once everything queued before it is stored.
     func evict(_ room: Room, server: isolated SyncServer) {
         if room.changesSinceSnapshot > 0, let snapshot = server.snapshot(of: room) { queue.snapshots.append(snapshot) }
@@ -66,32 +56,8 @@ final class LocalLogPipeline: CommitPipeline {
         scheduleWrite(server: server)
     }
 
-    func forget(_ room: Room) {}
-
-    func peersChanged(in room: Room, server: isolated SyncServer) {}
-
-    func remotePeers(of room: Room) -> [Peer] { [] }
-
     func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError> {
         await StoredRoomImage.read(room: room, from: log, configuration: server.configuration, repairing: true)
-    }
-
-    func installed(_ room: Room, server: isolated SyncServer) {}
-
-    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool { true }
-
-    func storedChanges(
-        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
-    ) async throws(StorageError) -> [StoredChange] {
-        try await log.changes(room: room, after: version, through: last, limit: limit)
-    }
-
-    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? {
-        try? await log.oldestChange(room: room)
-    }
-
-    func close() {
-        log.close()
     }
 
     /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.

@@ -9,14 +9,6 @@ final class MemoryPipeline: CommitPipeline {
     var isAvailable: Bool { true }
     var evictsIdleRooms: Bool { false }
 
-    func clientID(_ number: Int) -> String { "c\(number)" }
-
-    func start(server: isolated SyncServer) {}
-
-    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer) {
-        server.apply(input, in: room)
-    }
-
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer
     ) {
@@ -31,23 +23,11 @@ final class MemoryPipeline: CommitPipeline {
         session.reply(frame)
     }
 
-    func isIdle(_ room: Room) -> Bool { true }
-
     func evict(_ room: Room, server: isolated SyncServer) {}
-
-    func forget(_ room: Room) {}
-
-    func peersChanged(in room: Room, server: isolated SyncServer) {}
-
-    func remotePeers(of room: Room) -> [Peer] { [] }
 
     func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError> {
         .success(.none)
     }
-
-    func installed(_ room: Room, server: isolated SyncServer) {}
-
-    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool { true }
 
     func storedChanges(
         room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
@@ -56,6 +36,4 @@ final class MemoryPipeline: CommitPipeline {
     }
 
     func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? { nil }
-
-    func close() {}
 }

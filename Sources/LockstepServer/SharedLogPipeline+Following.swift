@@ -152,16 +152,6 @@ extension SharedLogPipeline {
         return await catchUp(room, server: server) || server.rooms[room.name] !== room
     }
 
-    func storedChanges(
-        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
-    ) async throws(StorageError) -> [StoredChange] {
-        try await storage.changes(room: room, after: version, through: last, limit: limit)
-    }
-
-    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? {
-        try? await storage.oldestChange(room: room)
-    }
-
     // MARK: - Presence
 
     /// Publishes this server's clients of the room when they changed, one publication at a time.

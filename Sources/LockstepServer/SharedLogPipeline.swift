@@ -10,7 +10,7 @@ import Logging
 ///
 /// Loop-bound: every method is isolated to the server. It is `Sendable` only so that the storage's locked write can
 /// call back into ``prepare(_:_:_:server:)``, which runs isolated to the server like everything else.
-final class SharedLogPipeline: CommitPipeline, @unchecked Sendable {
+final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     static let unavailable = "the server cannot reach its database; nothing was applied, send it again later"
 
     let storage: any SharedRoomStorage
@@ -20,6 +20,8 @@ final class SharedLogPipeline: CommitPipeline, @unchecked Sendable {
     init(storage: any SharedRoomStorage) {
         self.storage = storage
     }
+
+    var log: any RoomStorage { storage }
 
     var isAvailable: Bool { storage.isAvailable }
     var evictsIdleRooms: Bool { true }
@@ -44,10 +46,6 @@ final class SharedLogPipeline: CommitPipeline, @unchecked Sendable {
 
     func remotePeers(of room: Room) -> [Peer] {
         states[ObjectIdentifier(room)]?.remotePeers ?? []
-    }
-
-    func close() {
-        storage.close()
     }
 
     // MARK: - Requests and writes
