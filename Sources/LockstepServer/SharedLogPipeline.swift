@@ -11,8 +11,6 @@ import Logging
 /// Loop-bound: every method is isolated to the server. It is `Sendable` only so that the storage's locked write can
 /// call back into ``prepare(_:_:_:server:)``, which runs isolated to the server like everything else.
 final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
-    static let unavailable = "the server cannot reach its database; nothing was applied, send it again later"
-
     let storage: any SharedRoomStorage
     /// Per room in memory, by identity: a room read again after it was dropped starts afresh.
     private var states: [ObjectIdentifier: SharedRoomState] = [:]
@@ -198,7 +196,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             switch item {
             case .input(.request(let request, let session, _)):
                 let message = ServerMessage.error(
-                    id: request.message.id, code: "unavailable", message: Self.unavailable)
+                    id: request.message.id, code: "unavailable", message: SyncServer.unavailable)
                 session.reply(OutboundFrame(text: message.serialized()))
             case .input(.effect(let action)):
                 server.logger.warning(

@@ -278,7 +278,7 @@ public actor SyncServer {
                 return
             }
             guard pipeline.isAvailable else {
-                send(.error(id: request.id, code: "unavailable", message: SharedLogPipeline.unavailable), to: session)
+                send(.error(id: request.id, code: "unavailable", message: Self.unavailable), to: session)
                 return
             }
             if case .revert(_, let version) = request, session.room.needsStoredHistory(toReach: version) {
@@ -465,7 +465,7 @@ public actor SyncServer {
         switch request.path {
         case "/healthz":
             guard pipeline.isAvailable else {
-                return HTTPResponse(status: 503, text: SharedLogPipeline.unavailable + "\n")
+                return HTTPResponse(status: 503, text: Self.unavailable + "\n")
             }
             return HTTPResponse(status: 200, text: "ok")
         case "/metrics":
