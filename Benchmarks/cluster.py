@@ -105,7 +105,7 @@ def load(binary, urls, **options):
     try:
         return json.loads(result.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        raise SystemExit(f"lockstep load failed: {result.stderr[-2000:]}")
+        raise SystemExit(f"lockstep load {' '.join(args[1:])} failed: {result.stderr[-2000:]}")
 
 
 room_counter = 0
@@ -140,7 +140,7 @@ def load_rooms(binary, port, count):
         try:
             reports.append(json.loads(out.strip().splitlines()[-1]))
         except (IndexError, json.JSONDecodeError):
-            raise SystemExit(f"lockstep load failed: {err[-2000:]}")
+            raise SystemExit(f"lockstep load {' '.join(run.args[1:])} failed: {err[-2000:]}")
     return {
         "actionsPerSecond": sum(r["actionsPerSecond"] for r in reports),
         "deliveriesPerSecond": sum(r["deliveriesPerSecond"] for r in reports),

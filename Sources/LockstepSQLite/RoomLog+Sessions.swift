@@ -58,7 +58,7 @@ extension RoomLog {
         }
     }
 
-    nonisolated(nonsending) public func marks(room: String) async throws(StorageError) -> [StoredMark] {
+    public func marks(room: String) async throws(StorageError) -> [StoredMark] {
         try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT session, seq, time FROM session_marks WHERE room = ?", arguments: [room]
@@ -66,7 +66,7 @@ extension RoomLog {
         }
     }
 
-    nonisolated(nonsending) public func mark(room: String, session: String) async throws(StorageError) -> StoredMark? {
+    public func mark(room: String, session: String) async throws(StorageError) -> StoredMark? {
         try await read { db in
             try Row.fetchOne(
                 db, sql: "SELECT seq, time FROM session_marks WHERE room = ? AND session = ?",
@@ -75,7 +75,7 @@ extension RoomLog {
         }
     }
 
-    nonisolated(nonsending) public func epoch(room: String) async throws(StorageError) -> String? {
+    public func epoch(room: String) async throws(StorageError) -> String? {
         try await read { db in
             try String.fetchOne(db, sql: "SELECT epoch FROM room_epochs WHERE room = ?", arguments: [room])
         }

@@ -71,21 +71,19 @@ public final class RoomLog: RoomStorage {
     }
 
     /// Runs `body` in a read on the log's own thread, never on the caller's.
-    nonisolated(nonsending) func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StorageError) -> T {
-        try await onQueue { try self.database.read(body) }
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StorageError) -> T {
+        try await onLogThread { try self.database.read(body) }
     }
 
     /// Runs `body` in one transaction on the log's own thread.
-    nonisolated(nonsending) func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StorageError) -> T {
-        try await onQueue { try self.database.write(body) }
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StorageError) -> T {
+        try await onLogThread { try self.database.write(body) }
     }
 
     /// Runs `work` on the log's thread and resumes the caller where it was (the server's loop).
-    nonisolated(nonsending) private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(StorageError) -> T {
-        FileHandle.standardError.write("DBG q-enter \(Date().timeIntervalSince1970)\n".data(using: .utf8)!)
+    private func onLogThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(StorageError) -> T {
         let result: Result<T, StorageError> = await withCheckedContinuation { continuation in
             thread.async {
-                FileHandle.standardError.write("DBG q-run \(Date().timeIntervalSince1970)\n".data(using: .utf8)!)
                 continuation.resume(
                     returning: Result {
                         try self.checkOpen()
@@ -93,7 +91,6 @@ public final class RoomLog: RoomStorage {
                     }.mapError(Self.storageError))
             }
         }
-        FileHandle.standardError.write("DBG q-resumed \(Date().timeIntervalSince1970)\n".data(using: .utf8)!)
         return try result.get()
     }
 
@@ -107,7 +104,7 @@ public final class RoomLog: RoomStorage {
 
     /// Writes `changes`, `snapshots` and session marks in one transaction: an acknowledged mark is as durable as
     /// the change it went with.
-    nonisolated(nonsending) public func append(
+    public func append(
         changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
     ) async throws(StorageError) {
         let now = Date().timeIntervalSince1970
@@ -139,7 +136,7 @@ public final class RoomLog: RoomStorage {
     }
 
     /// The latest snapshot of `room` and every change after it; nil for a room never stored.
-    nonisolated(nonsending) public func load(room: String) async throws(StorageError) -> StoredRoom? {
+    public func load(room: String) async throws(StorageError) -> StoredRoom? {
         try await read { db in
             let snapshotRow = try Row.fetchOne(
                 db,
@@ -158,7 +155,7 @@ public final class RoomLog: RoomStorage {
         }
     }
 
-    nonisolated(nonsending) public func changes(
+    public func changes(
         room: String, after version: Int, through last: Int, limit: Int
     ) async throws(StorageError) -> [StoredChange] {
         try await read { db in
@@ -166,14 +163,14 @@ public final class RoomLog: RoomStorage {
         }
     }
 
-    nonisolated(nonsending) public func oldestChange(room: String) async throws(StorageError) -> Int? {
+    public func oldestChange(room: String) async throws(StorageError) -> Int? {
         try await read { db in
             try Int.fetchOne(db, sql: "SELECT MIN(version) FROM changes WHERE room = ?", arguments: [room])
         }
     }
 
     /// Forgets `room`'s changes from `version` on: a damaged tail is cut so the room reopens at the last good version.
-    nonisolated(nonsending) public func truncate(room: String, from version: Int) async throws(StorageError) {
+    public func truncate(room: String, from version: Int) async throws(StorageError) {
         try await write { db in
             try db.execute(sql: "DELETE FROM changes WHERE room = ? AND version >= ?", arguments: [room, version])
         }

@@ -56,7 +56,9 @@ final class LocalLogPipeline: LoggingPipeline {
         scheduleWrite(server: server)
     }
 
-    func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError> {
+    func read(
+        room: String, creating: Bool, server: isolated SyncServer
+    ) async -> Result<StoredRoomImage, StorageError> {
         await StoredRoomImage.read(room: room, from: log, configuration: server.configuration, repairing: true)
     }
 
@@ -83,7 +85,8 @@ final class LocalLogPipeline: LoggingPipeline {
             let result: Result<Void, StorageError>
             do throws(StorageError) {
                 try await log.append(
-                    changes: rows, snapshots: snapshots, sessions: sessions, keepHistory: server.configuration.keepHistory)
+                    changes: rows, snapshots: snapshots, sessions: sessions,
+                    keepHistory: server.configuration.keepHistory)
                 result = .success(())
             } catch {
                 result = .failure(error)
@@ -140,7 +143,8 @@ final class LocalLogPipeline: LoggingPipeline {
 
         let notice = ServerMessage.error(
             id: nil, code: "unavailable",
-            message: "changes could not be stored (\(error)); nothing was acknowledged: reconnect to get the stored state"
+            message:
+                "changes could not be stored (\(error)); nothing was acknowledged: reconnect to get the stored state"
         )
         for room in affected.values { server.drop(room, telling: notice, reason: "storage failure") }
     }

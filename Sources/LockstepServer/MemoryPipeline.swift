@@ -25,7 +25,9 @@ final class MemoryPipeline: CommitPipeline {
 
     func evict(_ room: Room, server: isolated SyncServer) {}
 
-    func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError> {
+    func read(
+        room: String, creating: Bool, server: isolated SyncServer
+    ) async -> Result<StoredRoomImage, StorageError> {
         .success(.none)
     }
 

@@ -122,7 +122,9 @@ extension SharedLogPipeline {
 
     /// A client joining a room makes it exist, named by whichever server creates it first; the room is then checked
     /// against the database, and its clients on other servers read.
-    func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError> {
+    func read(
+        room: String, creating: Bool, server: isolated SyncServer
+    ) async -> Result<StoredRoomImage, StorageError> {
         var image = await StoredRoomImage.read(
             room: room, from: storage, configuration: server.configuration, repairing: false)
         if creating, case .success(var read) = image, read.epoch == nil {

@@ -21,7 +21,7 @@ struct StoredRoomImage: Sendable {
 
     /// Reads `room` from `log`: its latest snapshot and the changes after it, replayed. With `repairing`, a damaged
     /// tail is cut off the log (a log of this server's own; a shared one may be being written by another server).
-    nonisolated(nonsending) static func read(
+    static func read(
         room: String, from log: any RoomStorage, configuration: ServerConfiguration, repairing: Bool
     ) async -> Result<StoredRoomImage, StorageError> {
         do throws(StorageError) {

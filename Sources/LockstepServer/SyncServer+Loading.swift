@@ -31,10 +31,7 @@ extension SyncServer {
 
     /// Reads a room into memory; the error when storage fails.
     private func read(_ name: String, creating: Bool) async -> StorageError? {
-        FileHandle.standardError.write("DBG read-start \(Date().timeIntervalSince1970)\n".data(using: .utf8)!)
-        let readResult = await pipeline.read(room: name, creating: creating, server: self)
-        FileHandle.standardError.write("DBG read-end \(Date().timeIntervalSince1970)\n".data(using: .utf8)!)
-        switch readResult {
+        switch await pipeline.read(room: name, creating: creating, server: self) {
         case .failure(let error):
             logger.error("cannot load a room", metadata: ["room": "\(name)", "error": "\(error)"])
             return error

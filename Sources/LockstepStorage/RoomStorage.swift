@@ -3,32 +3,32 @@
 /// `RoomLog` (SQLite, in `LockstepSQLite`) is the embedded default and `PostgresRoomStorage` (in `LockstepPostgres`)
 /// the shared one; another store plugs in through `SyncServer`'s `storage` parameter. Every call is asynchronous and
 /// suspends rather than blocks its caller, so the server may make it from its loop: a storage does its waiting on its
-/// own threads or connections, and its calls run on their caller's executor (`nonisolated(nonsending)`), so the
-/// server's loop resumes without a hop through the shared task pool. Writes come one at a time per room, reads at any
-/// time.
+/// own threads or connections; its calls run on their caller's executor (this module is built with
+/// `NonisolatedNonsendingByDefault`), so the server's loop resumes without a hop through the shared task pool. Writes
+/// come one at a time per room, reads at any time.
 public protocol RoomStorage: Sendable {
     /// Makes `changes`, `snapshots`, session marks and room epochs durable together, then drops what `keepHistory` no
     /// longer needs: for every room that got a snapshot, older snapshots and changes more than `keepHistory` versions
     /// before it.
-    nonisolated(nonsending) func append(
+    func append(
         changes: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites, keepHistory: Int
     ) async throws(StorageError)
     /// The latest snapshot of `room` and every change after it; nil for a room never stored.
-    nonisolated(nonsending) func load(room: String) async throws(StorageError) -> StoredRoom?
+    func load(room: String) async throws(StorageError) -> StoredRoom?
     /// At most `limit` stored changes of `room` from `after + 1` through `through`, oldest first: a page of the log,
     /// for catching up, rebuilding past versions and streaming recordings without reading the whole history.
-    nonisolated(nonsending) func changes(room: String, after version: Int, through last: Int, limit: Int) async throws(StorageError)
+    func changes(room: String, after version: Int, through last: Int, limit: Int) async throws(StorageError)
         -> [StoredChange]
     /// The oldest version of `room` the log still has a change for; nil when it has none.
-    nonisolated(nonsending) func oldestChange(room: String) async throws(StorageError) -> Int?
+    func oldestChange(room: String) async throws(StorageError) -> Int?
     /// Forgets `room`'s changes from `version` on.
-    nonisolated(nonsending) func truncate(room: String, from version: Int) async throws(StorageError)
+    func truncate(room: String, from version: Int) async throws(StorageError)
     /// The session marks kept for `room`.
-    nonisolated(nonsending) func marks(room: String) async throws(StorageError) -> [StoredMark]
+    func marks(room: String) async throws(StorageError) -> [StoredMark]
     /// The mark kept for one session of `room`, read when a client of that session joins.
-    nonisolated(nonsending) func mark(room: String, session: String) async throws(StorageError) -> StoredMark?
+    func mark(room: String, session: String) async throws(StorageError) -> StoredMark?
     /// `room`'s stored epoch; nil until a write stored one.
-    nonisolated(nonsending) func epoch(room: String) async throws(StorageError) -> String?
+    func epoch(room: String) async throws(StorageError) -> String?
     /// Releases the storage without waiting on the network; the server calls it once, when it shuts down, after its
     /// last write.
     func close()
@@ -36,7 +36,7 @@ public protocol RoomStorage: Sendable {
 
 extension RoomStorage {
     /// Every stored change of `room` after `version`, oldest first.
-    nonisolated(nonsending) public func changes(room: String, after version: Int) async throws(StorageError) -> [StoredChange] {
+    public func changes(room: String, after version: Int) async throws(StorageError) -> [StoredChange] {
         try await changes(room: room, after: version, through: .max, limit: .max)
     }
 }
