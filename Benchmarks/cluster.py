@@ -140,7 +140,9 @@ def load_rooms(binary, port, count):
         try:
             reports.append(json.loads(out.strip().splitlines()[-1]))
         except (IndexError, json.JSONDecodeError):
-            raise SystemExit(f"lockstep load {' '.join(run.args[1:])} failed: {err[-2000:]}")
+            # A build that cannot serve eight new rooms at once is reported as such, not as a crash of the benchmark.
+            print(f"lockstep load {' '.join(run.args[1:])} failed: {err.strip()[-300:]}", file=sys.stderr)
+            return None
     return {
         "actionsPerSecond": sum(r["actionsPerSecond"] for r in reports),
         "deliveriesPerSecond": sum(r["deliveriesPerSecond"] for r in reports),
@@ -176,12 +178,13 @@ def main():
             burst = load(build, room_urls([port]), scenario="burst", clients=10, writers=10, window=16)
             rooms = load_rooms(build, port, 8)
             stop(node)
-            lines += [row(f"{prefix}{name}, saturation (burst), one room", burst),
-                      row(f"{prefix}{name}, saturation (burst), eight rooms at once (sum)", rooms)]
-            ratios[name] = (burst["actionsPerSecond"], rooms["actionsPerSecond"])
+            lines.append(row(f"{prefix}{name}, saturation (burst), one room", burst))
+            lines.append(row(f"{prefix}{name}, saturation (burst), eight rooms at once (sum)", rooms) if rooms
+                         else f"| {prefix}{name}, saturation (burst), eight rooms at once | failed: joins refused |")
+            ratios[name] = (burst["actionsPerSecond"], rooms["actionsPerSecond"] if rooms else 0)
+        eight = (f"{ratios['PostgreSQL'][1] / ratios['SQLite'][1]:.2f}" if ratios["SQLite"][1] else "n/a")
         summaries.append(f"{prefix or 'this build: '}PostgreSQL ÷ SQLite at saturation: "
-                         f"{ratios['PostgreSQL'][0] / ratios['SQLite'][0]:.2f} in one room, "
-                         f"{ratios['PostgreSQL'][1] / ratios['SQLite'][1]:.2f} in eight rooms.")
+                         f"{ratios['PostgreSQL'][0] / ratios['SQLite'][0]:.2f} in one room, {eight} in eight rooms.")
     lines += [""] + summaries + [""]
 
     # 2. Cross-node delivery.
