@@ -9,7 +9,7 @@ import Logging
 /// this server's clients as the stored bytes. No server owns a room, so any of them may stop at any time.
 ///
 /// Loop-bound: every method is isolated to the server. It is `Sendable` only so that the storage's locked write can
-/// call back into ``prepare(_:_:_:server:)``, which runs isolated to the server like everything else.
+/// call back into ``prepare(_:_:_:_:server:)``, which runs isolated to the server like everything else.
 final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     let storage: any SharedRoomStorage
     /// Per room in memory, by identity: a room read again after it was dropped starts afresh.
@@ -107,7 +107,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                     let replies = state.incoming
                     state.incoming.removeAll()
                     for case .reply(let session, let frame) in replies { session.reply(frame) }
-                } else if state.isBehind(version: room.store.version) {
+                } else if state.isBehind(version: room.store.version), state.before == nil {
                     state.needsCheck = false
                     if await !catchUp(room, server: server) {
                         try? await server.clock.sleep(for: .milliseconds(500))
@@ -129,9 +129,13 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         let sessions = Array(Set(state.batch.compactMap(\.sessionName)))
         let name = room.name
         let id = ObjectIdentifier(room)
+        state.attempts += 1
+        let attempt = state.attempts
+        state.writing = attempt
+        defer { state.writing = nil }
         do throws(StorageError) {
             try await storage.write(room: name, after: room.store.version, sessions: sessions) { catchUp in
-                await self.prepare(name, id, catchUp, server: server)
+                await self.prepare(name, id, attempt, catchUp, server: server)
             }
             state.before = nil
             state.batch.removeAll()
@@ -145,10 +149,12 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Inside the locked write: applies what others committed, then the batch; returns what to commit.
     func prepare(
-        _ name: String, _ id: ObjectIdentifier, _ catchUp: RoomCatchUp, server: isolated SyncServer
+        _ name: String, _ id: ObjectIdentifier, _ attempt: Int, _ catchUp: RoomCatchUp, server: isolated SyncServer
     ) -> RoomWrite {
         let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.sessionWrites())
-        guard let room = server.rooms[name], ObjectIdentifier(room) == id else { return nothing }
+        guard let room = server.rooms[name], ObjectIdentifier(room) == id, state(of: room).writing == attempt else {
+            return nothing
+        }
         guard applyCommitted(catchUp.missed, to: room, server: server) else {
             // The room cannot continue from what it holds: nothing is applied, and it is read again.
             abandon(room, because: "its log could not be followed", server: server)

@@ -33,6 +33,10 @@ final class SharedRoomState {
     var batchMarks: [StoredMark] = []
     var batchEpoch = false
     var before: (version: Int, history: History)?
+    /// The number of the write in flight, until it ends: a locked write the server has given up on (past its
+    /// deadline) may still reach its `prepare`, which must then apply nothing.
+    var writing: Int?
+    var attempts = 0
     /// The batch is being applied: replies go with the write, not to `incoming`.
     var preparing = false
     /// The room's writes and catch-ups are running (one at a time per room).
