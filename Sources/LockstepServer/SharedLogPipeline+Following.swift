@@ -15,7 +15,9 @@ extension SharedLogPipeline {
             while !Task.isCancelled {
                 try? await server.clock.sleep(for: storage.peerLifetime / 3)
                 // A server that died stops renewing its peers: reading them again takes them out.
-                for room in server.rooms.values where !room.sessions.isEmpty { readRemotePeers(of: room, server: server) }
+                for room in server.rooms.values where !room.sessions.isEmpty {
+                    readRemotePeers(of: room, server: server)
+                }
             }
         }
         for await event in storage.events() {
@@ -39,11 +41,21 @@ extension SharedLogPipeline {
         renewal.cancel()
     }
 
-    /// Brings the room up to what the database has; false when the database cannot be read or the room was dropped.
-    ///
-    /// Safe beside the room's own write: changes the room already has are skipped, and while a batch of its own is
-    /// applied but not yet committed (the room holds the lock, so nothing newer exists) the check is left to the pump.
-    func catchUp(_ room: Room, server: isolated SyncServer) async -> Bool {
+    /// How a catch-up ended.
+    enum CatchUp {
+        /// The room has everything the database had when it was read.
+        case caughtUp
+        /// A batch of the room's own is applied but not yet committed, or was taken back while the read ran: what
+        /// was read may not follow the room's copy, so nothing was applied and the pump reads again once the write
+        /// settles.
+        case deferred
+        /// The database cannot be read, or the room was dropped.
+        case failed
+    }
+
+    /// Brings the room up to what the database has. Safe beside the room's own write: changes the room already has
+    /// are skipped.
+    func catchUp(_ room: Room, server: isolated SyncServer) async -> CatchUp {
         let name = room.name
         let state = state(of: room)
         guard state.before == nil else { return checkLater(room, state, server: server) }
@@ -54,29 +66,29 @@ extension SharedLogPipeline {
         } catch {
             result = .failure(error)
         }
-        guard server.rooms[name] === room else { return false }
+        guard server.rooms[name] === room else { return .failed }
         switch result {
         case .success(let changes):
-            // A batch of the room's own is unconfirmed, or one was taken back while this read ran: what was read may
-            // not follow the room's copy. The pump reads again.
-            guard state.before == nil, room.store.version >= after else { return checkLater(room, state, server: server) }
+            guard state.before == nil, room.store.version >= after else {
+                return checkLater(room, state, server: server)
+            }
             guard applyCommitted(changes, to: room, server: server) else {
                 abandon(room, because: "its log could not be followed", server: server)
-                return false
+                return .failed
             }
-            return true
+            return .caughtUp
         case .failure(let error):
             server.logger.warning(
                 "cannot read what a room missed", metadata: ["room": "\(name)", "error": "\(error)"])
-            return false
+            return .failed
         }
     }
 
     /// Leaves the check to the pump, once the room's own write has settled.
-    private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) -> Bool {
+    private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) -> CatchUp {
         state.needsCheck = true
         pump(room, server: server)
-        return true
+        return .deferred
     }
 
     /// Follows other servers' commits beside the room's own writes, so its clients see them while its next write
@@ -88,7 +100,7 @@ extension SharedLogPipeline {
             var reached = -1
             while server.rooms[room.name] === room, state.announced > room.store.version, room.store.version > reached {
                 reached = room.store.version
-                guard await catchUp(room, server: server) else { break }
+                guard await catchUp(room, server: server) == .caughtUp else { break }
             }
             state.following = false
         }
@@ -147,11 +159,20 @@ extension SharedLogPipeline {
 
     /// A client resuming from another server never gets a state older than the one it had: the room catches up
     /// first, and its session's mark is read as stored.
+    /// While a write of the room's own settles, it waits for it (at most about the database timeout).
     func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool {
         if let session, let mark = try? await storage.mark(room: room.name, session: session) {
             room.marks.adopt(mark)
         }
-        return await catchUp(room, server: server) || server.rooms[room.name] !== room
+        for _ in 0..<250 {
+            switch await catchUp(room, server: server) {
+            case .caughtUp: return true
+            // Dropped meanwhile: the joining client reads it again.
+            case .failed: return server.rooms[room.name] !== room
+            case .deferred: try? await server.clock.sleep(for: .milliseconds(20))
+            }
+        }
+        return false
     }
 
     // MARK: - Presence

@@ -109,7 +109,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                     for case .reply(let session, let frame) in replies { session.reply(frame) }
                 } else if state.isBehind(version: room.store.version), state.before == nil {
                     state.needsCheck = false
-                    if await !catchUp(room, server: server) {
+                    if await catchUp(room, server: server) == .failed {
                         try? await server.clock.sleep(for: .milliseconds(500))
                         state.needsCheck = true
                     }

@@ -40,7 +40,8 @@ extension SyncServer {
             name, to: seq, stored: false, now: now, idleSeconds: configuration.sessionIdle.seconds,
             limit: configuration.sessionLimit)
         // A no-op action has no change to store: the mark is stored on its own, and the ack waits for it all the same.
-        pipeline.markMoved(StoredMark(room: room.name, session: name.value, seq: seq, time: now), in: room, server: self)
+        let mark = StoredMark(room: room.name, session: name.value, seq: seq, time: now)
+        pipeline.markMoved(mark, in: room, server: self)
     }
 }
 

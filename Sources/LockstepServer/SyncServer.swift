@@ -358,7 +358,8 @@ public actor SyncServer {
     /// lost to it.
     private func sendPresence(to session: Session) {
         session.connection.send(
-            session.room.presenceFrame(limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: session.room)))
+            session.room.presenceFrame(
+                limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: session.room)))
     }
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
@@ -415,7 +416,8 @@ public actor SyncServer {
         guard room.presenceDirty else { return }
         room.presenceDirty = false
         room.lastPresence = clock.now
-        room.stream.append(room.presenceFrame(limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: room)))
+        room.stream.append(
+            room.presenceFrame(limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: room)))
         pipeline.peersChanged(in: room, server: self)
     }
 

@@ -357,6 +357,32 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
         #expect(throws: ServerProcessError.self) { try ServerProcess(arguments: ["--app", "todos"] + options) }
     }
 
+    /// A write that waits for the room's lock past the database timeout is answered `unavailable`; when the lock comes
+    /// free later, that abandoned write must apply nothing: its request was not acknowledged, and the room goes on
+    /// from what is stored.
+    @Test func aWriteGivenUpWhileWaitingForTheRoomsLockAppliesNothingWhenTheLockComesFree() async throws {
+        try await withCluster(nodes: 1, operationTimeout: .seconds(1)) { postgres, servers in
+            let client = try await TestClient.connect(servers[0], room: "held", using: sharedTransport)
+            _ = try await client.nextJSON(type: "snapshot")
+            // Another session holds the room's row for three seconds.
+            let holder = Task.detached {
+                try postgres.sql(
+                    "BEGIN; SELECT version FROM rooms WHERE room = 'held' FOR UPDATE; SELECT pg_sleep(3); COMMIT;")
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            client.sendRaw(#"{"type":"action","id":"late","action":{"type":"increment"}}"#)
+            let refused = try await client.nextJSON(type: "error", timeout: .seconds(10))
+            #expect(refused["id"] == "late" && refused["code"] == "unavailable")
+            _ = try await holder.value
+            try await Task.sleep(for: .milliseconds(500))
+            client.sendRaw(#"{"type":"action","id":"next","action":{"type":"add","amount":10}}"#)
+            let ack = try await client.nextJSON(type: "ack", timeout: .seconds(10))
+            #expect(ack["id"] == "next" && ack["version"] == 1, "the abandoned write took no version")
+            let room = try #require(try await ClusterTests.room("held", port: servers[0].port, at: 1))
+            #expect(room["state"] == ["count": 10])
+        }
+    }
+
     @Test func serversRecoverFromDroppedConnectionsAndARestartedDatabase() async throws {
         // A short timeout: a call caught by the restart fails (and is answered unavailable) instead of waiting it out.
         try await withCluster(nodes: 2, operationTimeout: .seconds(3)) { postgres, servers in
