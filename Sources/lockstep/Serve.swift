@@ -176,6 +176,8 @@ struct Serve: AsyncParsableCommand {
         configuration.sessionLimit = sessionLimit
         configuration.tokens = try await auth.authority()
 
+        // Listening for signals before anything starts: a SIGTERM sent as soon as the port is printed is not lost.
+        let termination = Self.terminationSignal()
         var storage: PostgresRoomStorage?
         if let postgres {
             configuration.dataDirectory = nil
@@ -189,22 +191,27 @@ struct Serve: AsyncParsableCommand {
         // Unbuffered, so scripts reading the port see it at once.
         FileHandle.standardOutput.write(
             Data("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n".utf8))
-        let signal = await Self.waitForTermination()
+        let signal = await termination.value
         logger.info("shutting down", metadata: ["signal": "\(signal)"])
         server.shutdown()
     }
 
-    /// Suspends until SIGINT or SIGTERM arrives; returns its number.
-    private static func waitForTermination() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let once = OnceResumer(continuation)
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { once.resume(number) }
-                source.resume()
-                once.retain(source)
-            }
+    /// Catches SIGINT and SIGTERM from now on; the task ends with the number of the first to arrive, whenever it is
+    /// awaited.
+    private static func terminationSignal() -> Task<Int32, Never> {
+        let (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        return Task { [sources] in
+            defer { withExtendedLifetime(sources) {} }
+            for await number in signals { return number }
+            return SIGTERM
         }
     }
 }
