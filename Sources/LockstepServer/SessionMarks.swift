@@ -33,13 +33,11 @@ struct SessionMarks {
         marks[session.value]?.stored ?? 0
     }
 
-    /// Moves `session`'s mark up to `seq` (never down), then enforces the bounds; `stored` when there is no log.
-    mutating func advance(
-        _ session: SessionName, to seq: Int, stored: Bool, now: Double, idleSeconds: Double, limit: Int
-    ) {
+    /// Moves `session`'s mark up to `seq` (never down), then enforces the bounds; it counts as stored once the
+    /// room's pipeline says so (``stored(_:upTo:)``).
+    mutating func advance(_ session: SessionName, to seq: Int, now: Double, idleSeconds: Double, limit: Int) {
         let old = marks[session.value] ?? Mark(seq: 0, stored: 0, time: now)
-        let new = max(old.seq, seq)
-        marks[session.value] = Mark(seq: new, stored: stored ? new : old.stored, time: now)
+        marks[session.value] = Mark(seq: max(old.seq, seq), stored: old.stored, time: now)
         // A sweep costs a pass over the marks: at most once per tenth of the idle time.
         if now - lastSweep >= idleSeconds / 10 {
             lastSweep = now

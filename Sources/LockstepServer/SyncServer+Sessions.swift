@@ -37,8 +37,7 @@ extension SyncServer {
     private func advanceMark(of name: SessionName, to seq: Int, in room: Room) {
         let now = Date().timeIntervalSince1970
         room.marks.advance(
-            name, to: seq, stored: false, now: now, idleSeconds: configuration.sessionIdle.seconds,
-            limit: configuration.sessionLimit)
+            name, to: seq, now: now, idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
         // A no-op action has no change to store: the mark is stored on its own, and the ack waits for it all the same.
         let mark = StoredMark(room: room.name, session: name.value, seq: seq, time: now)
         pipeline.markMoved(mark, in: room, server: self)
