@@ -95,12 +95,17 @@ def stop(process):
         process.kill()
 
 
-def load(binary, urls, **options):
+def load_arguments(binary, urls, **options):
     args = [binary, "load", "--json", "--duration", f"{DURATION}s", "--drain", "30s"]
     for url in urls:
         args += ["--url", url]
     for key, value in options.items():
         args += [f"--{key}", str(value)]
+    return args
+
+
+def load(binary, urls, **options):
+    args = load_arguments(binary, urls, **options)
     result = subprocess.run(args, capture_output=True, text=True)
     try:
         return json.loads(result.stdout.strip().splitlines()[-1])
@@ -131,8 +136,7 @@ def load_rooms(binary, port, count):
     """Saturation in `count` rooms of one node at once, one generator per room; the reports summed."""
     runs = []
     for _ in range(count):
-        args = [binary, "load", "--json", "--duration", f"{DURATION}s", "--drain", "30s", "--url",
-                room_urls([port])[0], "--scenario", "burst", "--clients", "4", "--writers", "4", "--window", "16"]
+        args = load_arguments(binary, room_urls([port]), scenario="burst", clients=4, writers=4, window=16)
         runs.append(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     reports = []
     for run in runs:

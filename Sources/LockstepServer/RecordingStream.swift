@@ -41,19 +41,21 @@ final class RecordingStream {
     func next() -> HTTPBodyStream.Piece {
         guard !failed else { return .failed }
         guard !reading else { return .later }
-        while pending.count < Self.pieceBytes && nextVersion <= lastVersion {
+        while pending.count < Self.pieceBytes && nextVersion <= lastVersion && !failed {
             guard takeRecent() else {
                 guard pending.isEmpty else { break }
                 readStored()
                 return .later
             }
         }
+        guard !failed else { return .failed }
         guard !pending.isEmpty else { return .end }
         defer { pending.removeAll(keepingCapacity: true) }
         return .bytes(pending)
     }
 
-    /// Appends the next patches from memory; false when they are older than memory holds.
+    /// Appends the next patches from memory; false when they are older than memory holds. Memory missing the next
+    /// version (it cannot, since the copy ends at the last version) fails the body.
     private func takeRecent() -> Bool {
         guard let first = recent.first?.version, first <= nextVersion else { return false }
         let start = nextVersion - first

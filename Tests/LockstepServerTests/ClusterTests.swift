@@ -369,12 +369,17 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
                 try postgres.sql(
                     "BEGIN; SELECT version FROM rooms WHERE room = 'held' FOR UPDATE; SELECT pg_sleep(3); COMMIT;")
             }
-            try await Task.sleep(for: .milliseconds(500))
+            // Sent once the row is held, as PostgreSQL shows it.
+            let held = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active' "
+                + "AND pid <> pg_backend_pid()"
+            for _ in 0..<100 {
+                if try await offThePool({ try postgres.sql(held) }).contains("1") { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
             client.sendRaw(#"{"type":"action","id":"late","action":{"type":"increment"}}"#)
             let refused = try await client.nextJSON(type: "error", timeout: .seconds(10))
             #expect(refused["id"] == "late" && refused["code"] == "unavailable")
             _ = try await holder.value
-            try await Task.sleep(for: .milliseconds(500))
             client.sendRaw(#"{"type":"action","id":"next","action":{"type":"add","amount":10}}"#)
             let ack = try await client.nextJSON(type: "ack", timeout: .seconds(10))
             #expect(ack["id"] == "next" && ack["version"] == 1, "the abandoned write took no version")

@@ -188,26 +188,25 @@ func metric(_ name: String, port: Int) async throws -> Int {
     return 0
 }
 
-/// Polls `/metrics` until `name` is at most `value`; fails the test after `timeout`.
-func waitForMetric(_ name: String, toReachAtMost value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await metric(name, port: port) > value {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("\(name) stayed above \(value)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 /// Polls `/metrics` until `name` is at least `value`; fails the test after `timeout`.
 func waitForMetric(_ name: String, toReach value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
+    try await waitForMetric(name, port: port, timeout: timeout, "below \(value)") { $0 >= value }
+}
+
+/// Polls `/metrics` until `name` is at most `value`; fails the test after `timeout`.
+func waitForMetric(_ name: String, toReachAtMost value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
+    try await waitForMetric(name, port: port, timeout: timeout, "above \(value)") { $0 <= value }
+}
+
+private func waitForMetric(
+    _ name: String, port: Int, timeout: Duration, _ failure: String, until reached: (Int) -> Bool
+) async throws {
     let deadline = ContinuousClock.now + timeout
-    while try await metric(name, port: port) < value {
+    while !reached(try await metric(name, port: port)) {
         guard ContinuousClock.now < deadline else {
-            Issue.record("\(name) stayed at \(try await metric(name, port: port)), below \(value)")
+            Issue.record("\(name) stayed at \(try await metric(name, port: port)), \(failure)")
             throw TestClientError.timedOut
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(for: .milliseconds(20))
     }
 }
