@@ -1,6 +1,10 @@
 public import LockstepJSON
 
 /// Why a version exists: the `cause` of a patch and of a history entry.
+///
+/// Besides what was asked (`kind`, `action`, `of`, `to`), a cause says who and when: `at`, the server's time of the
+/// change, and, where known, the sender's display `name` and token subject `sub`. A room's history is then an audit
+/// trail that outlives the connections.
 public struct Cause: Sendable, Equatable {
     /// The wire's `cause.kind`.
     public enum Kind: String, Sendable {
@@ -18,9 +22,19 @@ public struct Cause: Sendable, Equatable {
     public var of: Int?
     /// For `revert`: the version whose state the room went back to.
     public var to: Int?
+    /// For `undo` and `redo`: the sender took back (or re-applied) one of its own changes, not the room's latest.
+    public var mine: Bool
+    /// When the server applied the change, in milliseconds since the Unix epoch; never lower than the previous
+    /// change's in the same room.
+    public var at: Int?
+    /// The sender's display name.
+    public var name: String?
+    /// The subject (`sub`) of the sender's token.
+    public var sub: String?
 
     public init(
-        kind: Kind, client: String? = nil, id: String? = nil, action: JSON? = nil, of: Int? = nil, to: Int? = nil
+        kind: Kind, client: String? = nil, id: String? = nil, action: JSON? = nil, of: Int? = nil, to: Int? = nil,
+        mine: Bool = false, at: Int? = nil, name: String? = nil, sub: String? = nil
     ) {
         self.kind = kind
         self.client = client
@@ -28,6 +42,10 @@ public struct Cause: Sendable, Equatable {
         self.action = action
         self.of = of
         self.to = to
+        self.mine = mine
+        self.at = at
+        self.name = name
+        self.sub = sub
     }
 
     /// The cause of a change the store reports, made by `client` with request `id`.
@@ -37,7 +55,18 @@ public struct Cause: Sendable, Equatable {
         case .undo(let version): self.init(kind: .undo, client: client, id: id, of: version)
         case .redo(let version): self.init(kind: .redo, client: client, id: id, of: version)
         case .revert(let version): self.init(kind: .revert, client: client, id: id, to: version)
+        case .undoMine(let version, _): self.init(kind: .undo, client: client, id: id, of: version, mine: true)
+        case .redoMine(let version, _): self.init(kind: .redo, client: client, id: id, of: version, mine: true)
         }
+    }
+
+    /// The same cause with who and when: the change's time and, where known, the sender's name and token subject.
+    public func stamped(at time: Int, by sender: Sender?) -> Cause {
+        var cause = self
+        cause.at = time
+        cause.name = sender?.name
+        cause.sub = sender?.subject
+        return cause
     }
 
     public var json: JSON {
@@ -47,6 +76,10 @@ public struct Cause: Sendable, Equatable {
         if let action { object["action"] = action }
         if let of { object["of"] = .int(of) }
         if let to { object["to"] = .int(to) }
+        if mine { object["mine"] = true }
+        if let at { object["at"] = .int(at) }
+        if let name { object["name"] = .string(name) }
+        if let sub { object["sub"] = .string(sub) }
         return .object(object)
     }
 
@@ -61,7 +94,11 @@ public struct Cause: Sendable, Equatable {
             id: object["id"]?.stringValue,
             action: object["action"],
             of: object["of"]?.intValue,
-            to: object["to"]?.intValue
+            to: object["to"]?.intValue,
+            mine: object["mine"] == true,
+            at: object["at"]?.intValue,
+            name: object["name"]?.stringValue,
+            sub: object["sub"]?.stringValue
         )
     }
 }

@@ -12,6 +12,12 @@ public struct Change: Sendable, Equatable {
         case redo(of: Int)
         /// The room went back to the state it had at version `to`; no reducer ran.
         case revert(to: Int)
+        /// Undo mine: the author's change made at version `of` was taken back on top of later changes, by what
+        /// takes back the change at version `taking` (`of` itself, or the redo mine that last re-applied it).
+        case undoMine(of: Int, taking: Int)
+        /// Redo mine: the author's change made at version `of` was re-applied, by taking back the undo mine at
+        /// version `taking`.
+        case redoMine(of: Int, taking: Int)
     }
 
     /// The version the room has after this change; always one more than before.

@@ -3,8 +3,10 @@ public import LockstepJSON
 /// A message from a client: what it may ask of a room.
 public enum ClientMessage: Sendable, Equatable {
     case action(id: String?, action: JSON)
-    case undo(id: String?)
-    case redo(id: String?)
+    /// Takes back the room's latest change (global undo), or with `mine` the sender's own latest change still in effect.
+    case undo(id: String?, mine: Bool = false)
+    /// Re-applies the latest globally undone change, or with `mine` the sender's latest change its own undo took back.
+    case redo(id: String?, mine: Bool = false)
     case history(id: String?, limit: Int?)
     /// Back to the state of version `to`, as one new change.
     case revert(id: String?, to: Int)
@@ -15,7 +17,7 @@ public enum ClientMessage: Sendable, Equatable {
     /// The request's `id`, echoed in `ack` and `error`.
     public var id: String? {
         switch self {
-        case .action(let id, _), .undo(let id), .redo(let id), .history(let id, _), .revert(let id, _): id
+        case .action(let id, _), .undo(let id, _), .redo(let id, _), .history(let id, _), .revert(let id, _): id
         }
     }
 
@@ -42,9 +44,9 @@ public enum ClientMessage: Sendable, Equatable {
             guard let action = object["action"] else { throw .badMessage("missing field \"action\"") }
             self = .action(id: id, action: action)
         case "undo":
-            self = .undo(id: id)
+            self = .undo(id: id, mine: try Self.mine(in: object))
         case "redo":
-            self = .redo(id: id)
+            self = .redo(id: id, mine: try Self.mine(in: object))
         case "history":
             switch object["limit"] {
             case nil, .null?:
@@ -71,6 +73,15 @@ public enum ClientMessage: Sendable, Equatable {
         return try? id(in: object)
     }
 
+    /// `"mine": true` asks for the sender's own changes; absent, null or false for the room's.
+    private static func mine(in object: JSONObject) throws(WireError) -> Bool {
+        switch object["mine"] {
+        case nil, .null?: return false
+        case .bool(let mine)?: return mine
+        default: throw .badMessage("\"mine\" must be true or false")
+        }
+    }
+
     private static func id(in object: JSONObject) throws(WireError) -> String? {
         switch object["id"] {
         case nil, .null?:
@@ -87,8 +98,12 @@ public enum ClientMessage: Sendable, Equatable {
         var object: JSONObject
         switch self {
         case .action(_, let action): object = ["type": "action", "action": action]
-        case .undo: object = ["type": "undo"]
-        case .redo: object = ["type": "redo"]
+        case .undo(_, let mine):
+            object = ["type": "undo"]
+            if mine { object["mine"] = true }
+        case .redo(_, let mine):
+            object = ["type": "redo"]
+            if mine { object["mine"] = true }
         case .history(_, let limit):
             object = ["type": "history"]
             if let limit { object["limit"] = .int(limit) }

@@ -10,12 +10,17 @@ public struct History: Sendable, Equatable {
     public let depth: Int
     public private(set) var undoStack: Deque<HistoryEntry>
     public private(set) var redoStack: [HistoryEntry]
+    /// Who made each recent change and how to take it back, for undo mine and redo mine.
+    public internal(set) var authors: AuthorHistory
 
-    public init(depth: Int, undo: some Sequence<HistoryEntry> = [], redo: [HistoryEntry] = []) {
+    public init(
+        depth: Int, undo: some Sequence<HistoryEntry> = [], redo: [HistoryEntry] = [], authors: AuthorHistory? = nil
+    ) {
         precondition(depth >= 0, "an undo depth cannot be negative")
         self.depth = depth
         self.undoStack = Deque(undo.suffix(depth))
         self.redoStack = Array(redo.suffix(depth))
+        self.authors = authors ?? AuthorHistory(depth: depth)
     }
 
     /// Steps that can be undone now.

@@ -29,6 +29,10 @@ public protocol PatchingReducer: Reducer {
     /// Throw a ``Rejection`` to refuse the action; unlike `reduce`, the store keeps no copy to fall back to,
     /// so leave `state` as it was when you throw (check first, then change).
     func patch(_ state: inout State, with action: Action) throws(Rejection) -> Reduction<Action>
+
+    /// Like ``patch(_:with:)``, knowing who sent the action, when, and with a random source (see ``ReducerContext``);
+    /// the default ignores the context.
+    func patch(_ state: inout State, with action: Action, context: ReducerContext) throws(Rejection) -> Reduction<Action>
 }
 
 extension PatchingReducer {
@@ -36,11 +40,17 @@ extension PatchingReducer {
         try patch(&state, with: action).effect
     }
 
+    public func patch(
+        _ state: inout State, with action: Action, context: ReducerContext
+    ) throws(Rejection) -> Reduction<Action> {
+        try patch(&state, with: action)
+    }
+
     public func reduceRecordingPatches(
-        into state: inout State, action: Action
+        into state: inout State, action: Action, context: ReducerContext
     ) throws(StoreError) -> Reduction<Action> {
         do {
-            return try patch(&state, with: action)
+            return try patch(&state, with: action, context: context)
         } catch {
             throw .rejected(error.message)
         }

@@ -1,17 +1,30 @@
 public import LockstepJSON
 
 extension Reducer {
+    public func reduce(
+        into state: inout State, action: Action, context: ReducerContext
+    ) throws(Rejection) -> Effect<Action> {
+        try reduce(into: &state, action: action)
+    }
+
     /// The typed differ: runs `reduce` on a copy of the state, compares, and diffs the two states.
     public func reduceRecordingPatches(
-        into state: inout State, action: Action
+        into state: inout State, action: Action, context: ReducerContext
     ) throws(StoreError) -> Reduction<Action> {
         var next = state
         let effect: Effect<Action>
         do {
-            effect = try reduce(into: &next, action: action)
+            effect = try reduce(into: &next, action: action, context: context)
         } catch {
             throw .rejected(error.message)
         }
+        return try Self.diff(from: &state, to: next, effect: effect)
+    }
+
+    /// Makes `next` the state and returns the patches between the two.
+    static func diff(
+        from state: inout State, to next: State, effect: Effect<Action> = .none
+    ) throws(StoreError) -> Reduction<Action> {
         guard next != state else { return Reduction(forward: JSONPatch(), inverse: JSONPatch(), effect: effect) }
         var differ = StateDiffer()
         do {
@@ -21,6 +34,14 @@ extension Reducer {
         }
         state = next
         return Reduction(forward: JSONPatch(differ.forward), inverse: JSONPatch(differ.inverse), effect: effect)
+    }
+
+    public func encodedCompensation(for action: Action, in state: State) -> JSON? { nil }
+
+    public func takeBack(
+        _ compensation: JSON, in state: inout State
+    ) throws(StoreError) -> (reduction: Reduction<Action>, compensation: JSON?) {
+        throw .conflict("this app has no compensations")
     }
 
     /// Through the state's JSON: encodes the whole state, applies the patch, decodes the result.

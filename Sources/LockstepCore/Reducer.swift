@@ -39,11 +39,29 @@ public protocol Reducer<State, Action>: Sendable {
     /// it was (whatever `reduce` did to it), and the sender gets the `rejected` error.
     func reduce(into state: inout State, action: Action) throws(Rejection) -> Effect<Action>
 
+    /// Applies `action` to `state`, knowing who sent it, when, and with a random source: what the store calls.
+    ///
+    /// The default ignores the context and calls ``reduce(into:action:)``. A reducer that needs the context adopts
+    /// ``ContextualReducer`` and implements this instead.
+    func reduce(into state: inout State, action: Action, context: ReducerContext) throws(Rejection) -> Effect<Action>
+
     /// Applies `action` to `state` and returns the change as patches; the store calls it for every action.
     ///
-    /// The default (the typed differ) runs ``reduce(into:action:)`` on a copy of the state, then compares
+    /// The default (the typed differ) runs ``reduce(into:action:context:)`` on a copy of the state, then compares
     /// and diffs the two. Adopt ``PatchingReducer`` rather than implementing this yourself.
-    func reduceRecordingPatches(into state: inout State, action: Action) throws(StoreError) -> Reduction<Action>
+    func reduceRecordingPatches(
+        into state: inout State, action: Action, context: ReducerContext
+    ) throws(StoreError) -> Reduction<Action>
+
+    /// The compensation of `action` on `state` (before it runs) as JSON, kept with the change for undo mine; nil
+    /// for the guarded inverse patch. Adopt ``CompensatingReducer`` rather than implementing this yourself.
+    func encodedCompensation(for action: Action, in state: State) -> JSON?
+
+    /// Runs a kept compensation on `state` and returns the change as patches, with the compensation that takes it
+    /// back in turn (for redo mine). Adopt ``CompensatingReducer`` rather than implementing this yourself.
+    func takeBack(
+        _ compensation: JSON, in state: inout State
+    ) throws(StoreError) -> (reduction: Reduction<Action>, compensation: JSON?)
 
     /// Applies a stored patch to `state`: what undo and redo do.
     ///

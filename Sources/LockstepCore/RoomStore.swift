@@ -8,17 +8,26 @@ public protocol RoomStore: Sendable {
     /// The current state as the JSON clients see.
     func stateJSON() throws(StoreError) -> JSON
 
-    /// Decodes `action` as one of the app's actions and applies it.
-    mutating func send(json action: JSON) throws(StoreError) -> RoomOutcome
+    /// Decodes `action` as one of the app's actions and applies it, as the context's sender's change.
+    mutating func send(json action: JSON, context: ReducerContext) throws(StoreError) -> RoomOutcome
 
-    /// Applies an action that one of this room's effects sent.
-    mutating func send(effect action: EffectAction) throws(StoreError) -> RoomOutcome
+    /// Applies an action that one of this room's effects sent; the context names the sender whose action started it.
+    mutating func send(effect action: EffectAction, context: ReducerContext) throws(StoreError) -> RoomOutcome
 
-    mutating func undo() throws(StoreError) -> Change
-    mutating func redo() throws(StoreError) -> Change
+    mutating func undo(context: ReducerContext) throws(StoreError) -> Change
+    mutating func redo(context: ReducerContext) throws(StoreError) -> Change
+    mutating func undoMine(context: ReducerContext) throws(StoreError) -> Change
+    mutating func redoMine(context: ReducerContext) throws(StoreError) -> Change
 
     /// Makes `state`, the room's state at `version`, current again as one new change; nil when it already is.
-    mutating func revert(to version: Int, state: JSON) throws(StoreError) -> Change?
+    mutating func revert(to version: Int, state: JSON, context: ReducerContext) throws(StoreError) -> Change?
+}
+
+extension RoomStore {
+    /// Applies `action` with no sender, at time 0: for tests and tools.
+    public mutating func send(json action: JSON) throws(StoreError) -> RoomOutcome {
+        try send(json: action, context: ReducerContext(version: version + 1))
+    }
 }
 
 /// The outcome of one action in a ``RoomStore``.
@@ -50,21 +59,21 @@ public struct EffectAction: Sendable {
 }
 
 extension Store: RoomStore {
-    public mutating func send(json action: JSON) throws(StoreError) -> RoomOutcome {
+    public mutating func send(json action: JSON, context: ReducerContext) throws(StoreError) -> RoomOutcome {
         let decoded: R.Action
         do {
             decoded = try action.decode(R.Action.self)
         } catch {
             throw .invalidAction(DecodingErrorDescription(error).text)
         }
-        return try send(decoded).erased
+        return try send(decoded, context: context).erased
     }
 
-    public mutating func send(effect action: EffectAction) throws(StoreError) -> RoomOutcome {
+    public mutating func send(effect action: EffectAction, context: ReducerContext) throws(StoreError) -> RoomOutcome {
         guard let decoded = action.value as? R.Action else {
             throw .invalidAction("an effect sent an action of another app")
         }
-        return try send(decoded).erased
+        return try send(decoded, context: context).erased
     }
 }
 

@@ -7,7 +7,9 @@ extension Store {
     /// an action's, so undo reverts it and redo re-applies it. Returns nil, changing nothing, when `target` equals
     /// the current state. The caller rebuilds `target` (from inverse patches or a log); the store only checks that it
     /// decodes.
-    public mutating func revert(to version: Int, state target: JSON) throws(StoreError) -> Change? {
+    public mutating func revert(
+        to version: Int, state target: JSON, context: ReducerContext = ReducerContext()
+    ) throws(StoreError) -> Change? {
         let next: R.State
         do {
             next = try target.decode(R.State.self)
@@ -27,6 +29,8 @@ extension Store {
         let inverse = JSONPatch(differ.inverse)
         history.record(HistoryEntry(version: self.version, forward: forward, inverse: inverse))
         state = next
-        return Change(version: self.version, patch: forward, inverse: inverse, kind: .revert(to: version))
+        let change = Change(version: self.version, patch: forward, inverse: inverse, kind: .revert(to: version))
+        history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
+        return change
     }
 }

@@ -28,21 +28,23 @@ public struct Store<R: Reducer>: Sendable {
 
     /// Runs `action` through the reducer; a change empties the redo side, a no-op leaves it.
     ///
-    /// The reducer says what changed (``Reducer/reduceRecordingPatches(into:action:)``): a ``PatchingReducer``
+    /// The reducer says what changed (``Reducer/reduceRecordingPatches(into:action:context:)``): a ``PatchingReducer``
     /// changes the state in place and returns its own patches, any other reducer goes through the typed differ.
-    public mutating func send(_ action: R.Action) throws(StoreError) -> Result {
+    /// The change is recorded as the context's sender's, with the action's compensation for undo mine.
+    public mutating func send(_ action: R.Action, context: ReducerContext = ReducerContext()) throws(StoreError) -> Result {
         let reducer = self.reducer
-        let reduction = try reducer.reduceRecordingPatches(into: &state, action: action)
+        let compensation = reducer.encodedCompensation(for: action, in: state)
+        let reduction = try reducer.reduceRecordingPatches(into: &state, action: action, context: context)
         guard !reduction.forward.isEmpty else { return Result(change: nil, effect: reduction.effect) }
         version += 1
         history.record(HistoryEntry(version: version, forward: reduction.forward, inverse: reduction.inverse))
-        return Result(
-            change: Change(version: version, patch: reduction.forward, inverse: reduction.inverse, kind: .action),
-            effect: reduction.effect)
+        let change = Change(version: version, patch: reduction.forward, inverse: reduction.inverse, kind: .action)
+        history.authors.note(change, author: context.sender?.author, compensation: compensation, time: context.time)
+        return Result(change: change, effect: reduction.effect)
     }
 
     /// Reverts the most recent change not yet undone, as a new version.
-    public mutating func undo() throws(StoreError) -> Change {
+    public mutating func undo(context: ReducerContext = ReducerContext()) throws(StoreError) -> Change {
         guard let entry = history.popUndo() else { throw .nothingToUndo }
         do {
             try apply(entry.inverse)
@@ -52,11 +54,13 @@ public struct Store<R: Reducer>: Sendable {
         }
         history.pushRedo(entry)
         version += 1
-        return Change(version: version, patch: entry.inverse, inverse: entry.forward, kind: .undo(of: entry.version))
+        let change = Change(version: version, patch: entry.inverse, inverse: entry.forward, kind: .undo(of: entry.version))
+        history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
+        return change
     }
 
     /// Re-applies the most recently undone change, as a new version.
-    public mutating func redo() throws(StoreError) -> Change {
+    public mutating func redo(context: ReducerContext = ReducerContext()) throws(StoreError) -> Change {
         guard let entry = history.popRedo() else { throw .nothingToRedo }
         do {
             try apply(entry.forward)
@@ -66,7 +70,9 @@ public struct Store<R: Reducer>: Sendable {
         }
         history.pushUndo(entry)
         version += 1
-        return Change(version: version, patch: entry.forward, inverse: entry.inverse, kind: .redo(of: entry.version))
+        let change = Change(version: version, patch: entry.forward, inverse: entry.inverse, kind: .redo(of: entry.version))
+        history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
+        return change
     }
 
     /// The state as the JSON clients see.

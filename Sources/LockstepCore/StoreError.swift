@@ -8,6 +8,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case nothingToUndo
     /// Redo with nothing left to redo.
     case nothingToRedo
+    /// Undo mine or redo mine cannot take the change back on top of what changed since.
+    case conflict(String)
     /// The app's state could not be encoded or rebuilt: a bug in its `Codable` conformance.
     case brokenState(String)
 
@@ -18,6 +20,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rejected, .brokenState: "rejected"
         case .nothingToUndo: "nothing_to_undo"
         case .nothingToRedo: "nothing_to_redo"
+        case .conflict: "conflict"
         }
     }
 
@@ -28,6 +31,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rejected(let reason): reason
         case .nothingToUndo: "there is nothing to undo"
         case .nothingToRedo: "there is nothing to redo"
+        case .conflict(let reason): "cannot take the change back: \(reason)"
         case .brokenState(let reason): "the app's state cannot be encoded: \(reason)"
         }
     }

@@ -126,7 +126,7 @@ extension PostgresRoomStorage {
                 """
                 INSERT INTO changes (room, version, message, inverse)
                 VALUES (\(change.room), \(change.version), \(ByteBuffer(bytes: change.message)),
-                    \(ByteBuffer(bytes: change.inverse)))
+                    \(ByteBuffer(bytes: change.record)))
                 ON CONFLICT (room, version) DO UPDATE SET message = excluded.message, inverse = excluded.inverse,
                     time = excluded.time
                 """, logger: logger)
@@ -191,7 +191,7 @@ extension PostgresRoomStorage {
             ORDER BY version LIMIT \(limit)
             """, logger: logger
         ).decode((Int, ByteBuffer, ByteBuffer).self) {
-            changes.append(StoredChange(room: room, version: version, message: message.bytes, inverse: inverse.bytes))
+            changes.append(StoredChange(room: room, version: version, message: message.bytes, record: inverse.bytes))
         }
         return changes
     }

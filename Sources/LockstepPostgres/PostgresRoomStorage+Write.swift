@@ -71,7 +71,7 @@ extension PostgresRoomStorage {
             if let session, let time {
                 marks.append(StoredMark(room: room, session: session, seq: number, time: time))
             } else if let message, let inverse {
-                missed.append(StoredChange(room: room, version: number, message: message.bytes, inverse: inverse.bytes))
+                missed.append(StoredChange(room: room, version: number, message: message.bytes, record: inverse.bytes))
             }
         }
         missed.sort { $0.version < $1.version }
@@ -85,7 +85,7 @@ extension PostgresRoomStorage {
     ) async throws {
         let versions = write.changes.map(\.version)
         let messages = write.changes.map { ByteBuffer(bytes: $0.message) }
-        let inverses = write.changes.map { ByteBuffer(bytes: $0.inverse) }
+        let inverses = write.changes.map { ByteBuffer(bytes: $0.record) }
         // One row per session: a statement may not upsert a row twice.
         var latest: [String: StoredMark] = [:]
         for mark in write.sessions.marks where mark.room == room {

@@ -114,7 +114,7 @@ public final class RoomLog: RoomStorage {
                 try db.execute(
                     sql:
                         "INSERT OR REPLACE INTO changes (room, version, message, inverse, time) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [change.room, change.version, Data(change.message), Data(change.inverse), now]
+                    arguments: [change.room, change.version, Data(change.message), Data(change.record), now]
                 )
             }
             for snapshot in snapshots {
@@ -189,7 +189,7 @@ public final class RoomLog: RoomStorage {
         ).map { row in
             StoredChange(
                 room: room, version: row["version"], message: Array(row["message"] as Data),
-                inverse: Array(row["inverse"] as Data)
+                record: Array(row["inverse"] as Data)
             )
         }
     }

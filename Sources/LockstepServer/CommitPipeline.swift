@@ -8,7 +8,7 @@ import LockstepTransport
 ///
 /// The server receives a request, hands it to ``submit(_:to:server:)`` and the pipeline has the server apply it (at
 /// once, or in the room's next locked write when servers share the storage). What the reducer produced comes back
-/// through ``commit(_:message:inverse:in:server:)`` and ``reply(_:to:server:)``, and the pipeline releases it in
+/// through ``commit(_:message:record:in:server:)`` and ``reply(_:to:server:)``, and the pipeline releases it in
 /// order once what precedes it is durable. One implementation per storage, chosen once when the server starts:
 /// ``MemoryPipeline``, ``LocalLogPipeline`` (SQLite) and ``SharedLogPipeline`` (PostgreSQL).
 ///
@@ -29,7 +29,7 @@ protocol CommitPipeline: AnyObject {
     func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer)
     /// A change the server applied: its patch leaves, after everything before it, once it is stored.
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer)
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer)
     /// A session's mark moved with a request just applied; the request's ack waits until it is stored.
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer)
     /// A reply to one client: it leaves after every patch and reply its room holds back before it.

@@ -22,10 +22,10 @@ final class LocalLogPipeline: LoggingPipeline {
     var evictsIdleRooms: Bool { true }
 
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer
     ) {
         queue.rows.append(
-            StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized()))
+            StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
         queue.pending.append(.patch(room, patch))
         storeEpoch(of: room)
         room.changesSinceSnapshot += 1

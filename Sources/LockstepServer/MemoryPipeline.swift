@@ -10,7 +10,7 @@ final class MemoryPipeline: CommitPipeline {
     var evictsIdleRooms: Bool { false }
 
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer
     ) {
         server.broadcast(patch, in: room)
     }

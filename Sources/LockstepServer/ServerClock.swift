@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// The server's sense of time: how long it has been running, and waiting.
 ///
 /// Idle rooms, presence intervals, throttled senders, peer renewals and retries all read it, so a test can hand the
@@ -6,12 +8,20 @@
 public struct ServerClock: Sendable {
     private let elapsed: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void
+    private let wall: @Sendable () -> Int
 
-    /// Time as `clock` tells it.
-    public init<C: Clock>(_ clock: C) where C.Duration == Duration {
+    /// Time as `clock` tells it; the time of changes (`cause.at`) is the system's, or, given `epochMilliseconds`,
+    /// that instant plus the time `clock` has run.
+    public init<C: Clock>(_ clock: C, startingAt epochMilliseconds: Int? = nil) where C.Duration == Duration {
         let start = clock.now
-        elapsed = { start.duration(to: clock.now) }
+        let elapsed: @Sendable () -> Duration = { start.duration(to: clock.now) }
+        self.elapsed = elapsed
         sleeper = { try await clock.sleep(for: $0) }
+        if let epochMilliseconds {
+            wall = { epochMilliseconds + Int(elapsed() / .milliseconds(1)) }
+        } else {
+            wall = { Int((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+        }
     }
 
     /// Real time, never going back.
@@ -19,6 +29,9 @@ public struct ServerClock: Sendable {
 
     /// How long the clock has run since the server started.
     var now: Duration { elapsed() }
+
+    /// Wall-clock time in milliseconds since the Unix epoch: when a change is applied.
+    var epochMilliseconds: Int { wall() }
 
     /// Waits `duration`; throws when the waiting task is cancelled.
     func sleep(for duration: Duration) async throws {

@@ -16,6 +16,9 @@ final class Session {
     let room: Room
     /// Whether the client may change the room (a `read` token may not).
     let canWrite: Bool
+    /// The token's subject and role, for causes and the reducer's context; nil without tokens.
+    let subject: String?
+    let role: AccessRole?
     var limiter: RateLimiter
     /// The version this client's mirror has reached (its snapshot's, or its resume's); patches up to it are not
     /// sent again.
@@ -28,17 +31,29 @@ final class Session {
     /// end; falling behind drops the queue but keeps those still in it.
     private var repliesInQueue: Deque<(frame: OutboundFrame, end: Int)> = []
 
-    init(connection: WebSocketConnection, client: String, name: String, room: Room, canWrite: Bool, rateLimit: Int) {
+    init(
+        connection: WebSocketConnection, client: String, name: String, room: Room, grant: AccessGrant?,
+        rateLimit: Int
+    ) {
         self.connection = connection
         self.client = client
         self.name = name
         self.room = room
-        self.canWrite = canWrite
+        self.canWrite = grant.map { $0.role == .write } ?? true
+        self.subject = grant?.subject
+        self.role = grant?.role
         self.limiter = RateLimiter(perSecond: rateLimit)
         self.syncedVersion = room.releasedVersion
     }
 
     var peer: Peer { Peer(client: client, name: name) }
+
+    /// Who this client is to the reducer and in causes; `run` makes its connection unique beyond this server run.
+    func sender(run: String) -> Sender {
+        Sender(
+            client: client, name: name, session: sessionName?.value, subject: subject, role: role?.rawValue,
+            connection: "\(run)/\(client)")
+    }
 
     /// Queues a reply to this client: never dropped, and after the snapshot if one is owed.
     func reply(_ frame: OutboundFrame) {

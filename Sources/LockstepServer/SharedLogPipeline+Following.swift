@@ -121,7 +121,7 @@ extension SharedLogPipeline {
         room.store = replay.store
         for change in fresh where change.version <= replay.store.version {
             guard let patch = SyncServer.loggedPatch(change),
-                let inverse = try? JSONPatch(json: JSON(parsing: change.inverse))
+                let inverse = try? change.parsedRecord().inverse
             else { return false }
             room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
             room.changesSinceSnapshot += 1

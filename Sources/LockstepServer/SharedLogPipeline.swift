@@ -59,11 +59,11 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], inverse: JSONPatch, in room: Room, server: isolated SyncServer
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer
     ) {
         let writes = state(of: room).writes
         writes.rows.append(
-            StoredChange(room: room.name, version: patch.version, message: message, inverse: inverse.serialized()))
+            StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
         writes.pending.append(.patch(room, patch))
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= server.configuration.snapshotInterval, let snapshot = server.snapshot(of: room)
@@ -204,7 +204,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 let message = ServerMessage.error(
                     id: request.message.id, code: "unavailable", message: SyncServer.unavailable)
                 session.reply(OutboundFrame(text: message.serialized()))
-            case .input(.effect(let action)):
+            case .input(.effect(let action, _)):
                 server.logger.warning(
                     "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
             case .reply(let session, let frame):
@@ -221,7 +221,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         do {
             var json = try room.store.stateJSON()
             for row in state.batchRows.reversed() {
-                try JSONPatch(json: JSON(parsing: row.inverse)).apply(to: &json)
+                try row.parsedRecord().inverse.apply(to: &json)
             }
             room.store = try server.configuration.app.restoreStore(
                 state: json, version: before.version, history: before.history)

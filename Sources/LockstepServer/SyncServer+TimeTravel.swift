@@ -13,13 +13,14 @@ extension SyncServer {
         do throws(TimeTravelError) {
             let target = try state(of: room, at: version, older: older)
             let change: Change?
+            let context = context(for: session, in: room)
             do {
-                change = try room.store.revert(to: version, state: target)
+                change = try room.store.revert(to: version, state: target, context: context)
             } catch {
                 throw TimeTravelError.broken(error.message)
             }
             if let change {
-                publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
+                publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil), context: context)
             }
             acknowledge(id: id, version: room.store.version, seq: seq, to: session)
         } catch {
@@ -88,7 +89,7 @@ extension SyncServer {
             guard change.version == held - 1 else { break }
             let inverse: JSONPatch
             do {
-                inverse = try JSONPatch(json: JSON(parsing: change.inverse))
+                inverse = try change.parsedRecord().inverse
             } catch {
                 throw .broken("the log's inverse of version \(change.version) is damaged: \(error)")
             }

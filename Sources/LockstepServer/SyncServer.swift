@@ -36,6 +36,9 @@ public actor SyncServer {
     private var connectionCount = 0
     /// A pass returning freed memory to the system is due (see `evict`).
     var trimScheduled = false
+    /// Names this run of the server, so a client without a session is a different author from any client of an
+    /// earlier run or another server that got the same client id.
+    nonisolated let runID = Room.makeEpoch()
     /// Set by `shutdown`: late timers find the log closed and do nothing.
     private nonisolated let stopped = Atomic(false)
     nonisolated var isStopped: Bool { stopped.load(ordering: .relaxed) }
@@ -147,8 +150,8 @@ public actor SyncServer {
         let client = pipeline.clientID(clientCount)
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
         let session = Session(
-            connection: connection, client: client, name: name, room: room, canWrite: grant.role == .write,
-            rateLimit: configuration.rateLimit
+            connection: connection, client: client, name: name, room: room,
+            grant: configuration.tokens == nil ? nil : grant, rateLimit: configuration.rateLimit
         )
         connection.context = session
         connectionCount += 1
@@ -295,28 +298,36 @@ public actor SyncServer {
         case .request(let request, let session, let older):
             guard isNew(request, from: session) else { return }
             change(request.message, seq: request.seq, from: session, older: older)
-        case .effect(let action):
-            apply(action, in: room)
+        case .effect(let action, let sender):
+            apply(action, in: room, sender: sender)
         }
     }
 
     func change(_ request: ClientMessage, seq: Int?, from session: Session, older: [StoredChange] = []) {
         let started = ContinuousClock.now
         let room = session.room
+        let context = context(for: session, in: room)
         do {
             switch request {
             case .action(let id, let action):
                 metrics.actions.increment()
-                let outcome = try room.store.send(json: action)
+                let outcome = try room.store.send(json: action, context: context)
                 if let change = outcome.change {
-                    publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: action))
+                    let cause = Cause(change.kind, client: session.client, id: id, action: action)
+                    publish(change, in: room, cause: cause, context: context)
                 }
                 acknowledge(id: id, version: room.store.version, seq: seq, to: session)
-                run(outcome.effects, in: room)
-            case .undo(let id), .redo(let id):
+                run(outcome.effects, in: room, sender: context.sender)
+            case .undo(let id, let mine), .redo(let id, let mine):
                 let change: Change
-                if case .undo = request { change = try room.store.undo() } else { change = try room.store.redo() }
-                publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil))
+                switch (request, mine) {
+                case (.undo, false): change = try room.store.undo(context: context)
+                case (.undo, true): change = try room.store.undoMine(context: context)
+                case (_, false): change = try room.store.redo(context: context)
+                case (_, true): change = try room.store.redoMine(context: context)
+                }
+                let cause = Cause(change.kind, client: session.client, id: id, action: nil)
+                publish(change, in: room, cause: cause, context: context)
                 acknowledge(id: id, version: change.version, seq: seq, to: session)
             case .revert(let id, let version):
                 revert(to: version, id: id, seq: seq, from: session, older: older)
@@ -331,8 +342,10 @@ public actor SyncServer {
 
     /// Sends `change` to everyone in `room`, the sender included: one encoding, the same bytes for all.
     ///
-    /// With storage the patch waits until the change is stored (see ``CommitPipeline``).
-    func publish(_ change: Change, in room: Room, cause: Cause) {
+    /// With storage the patch waits until the change is stored (see ``CommitPipeline``), with its author and
+    /// compensation. The cause gets the change's time and its sender's name and token subject.
+    func publish(_ change: Change, in room: Room, cause: Cause, context: ReducerContext) {
+        let cause = cause.stamped(at: context.time, by: context.sender)
         let message = ServerMessage.patch(
             version: change.version, ops: change.patch, cause: cause,
             undo: room.store.history.undoCount, redo: room.store.history.redoCount
@@ -341,7 +354,8 @@ public actor SyncServer {
         let patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
         audit(change, in: room, cause: cause)
         room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
-        pipeline.commit(patch, message: bytes, inverse: change.inverse, in: room, server: self)
+        let record = ChangeRecord(change, authors: room.store.history.authors)
+        pipeline.commit(patch, message: bytes, record: record, in: room, server: self)
     }
 
     /// Puts a released patch on the wire, once, for every client following the room.
@@ -423,19 +437,20 @@ public actor SyncServer {
 
     // MARK: - Effects
 
-    /// Applies `.send` effects now and starts `.run` effects, whose actions come back through the loop.
-    func run(_ effects: [RoomEffect], in room: Room) {
+    /// Applies `.send` effects now and starts `.run` effects, whose actions come back through the loop; their
+    /// changes are `sender`'s, whose action started them.
+    func run(_ effects: [RoomEffect], in room: Room, sender: Sender?) {
         for effect in effects {
             switch effect {
             case .send(let action):
-                apply(action, in: room)
+                apply(action, in: room, sender: sender)
             case .run(let body):
                 // The work runs on its own; whatever it sends comes back through the loop, to the room by name. The
                 // room stays in memory until it ends.
                 let name = room.name
                 room.runningEffects += 1
                 Task {
-                    await body { action in await self.receiveEffect(action, inRoom: name) }
+                    await body { action in await self.receiveEffect(action, inRoom: name, sender: sender) }
                     room.runningEffects -= 1
                     self.roomBecameIdle(room)
                 }
@@ -443,18 +458,19 @@ public actor SyncServer {
         }
     }
 
-    private func receiveEffect(_ action: EffectAction, inRoom name: String) {
+    private func receiveEffect(_ action: EffectAction, inRoom name: String, sender: Sender?) {
         guard let room = rooms[name] else { return }
-        pipeline.submit(.effect(action), to: room, server: self)
+        pipeline.submit(.effect(action, sender), to: room, server: self)
     }
 
-    func apply(_ action: EffectAction, in room: Room) {
+    func apply(_ action: EffectAction, in room: Room, sender: Sender?) {
+        let context = context(for: sender, in: room)
         do {
-            let outcome = try room.store.send(effect: action)
+            let outcome = try room.store.send(effect: action, context: context)
             if let change = outcome.change {
-                publish(change, in: room, cause: Cause(kind: .effect, action: action.json))
+                publish(change, in: room, cause: Cause(kind: .effect, action: action.json), context: context)
             }
-            run(outcome.effects, in: room)
+            run(outcome.effects, in: room, sender: sender)
         } catch {
             logger.warning("an effect's action failed", metadata: ["room": "\(room.name)", "error": "\(error)"])
         }

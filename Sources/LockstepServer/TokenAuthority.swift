@@ -85,7 +85,7 @@ public struct TokenAuthority: Sendable {
         guard let roleName = claims.role, let role = AccessRole(rawValue: roleName) else {
             throw .malformedToken("the role claim must be read or write, not \(claims.role ?? "missing")")
         }
-        return AccessGrant(room: room, role: role)
+        return AccessGrant(room: room, role: role, subject: claims.sub)
     }
 
     /// Verifies `token` and checks it covers `room`; a nil token is ``AccessError/missingToken``.

@@ -10,6 +10,8 @@ struct TokenClaims: JWTPayload {
     var room: String?
     /// `read` or `write`; kept as text so an unknown role is reported as such.
     var role: String?
+    /// Who the token was issued to: in every `cause` (`sub`) and the reducer's context.
+    var sub: String?
     /// Required: a token that never expires cannot be taken back.
     var exp: ExpirationClaim?
 

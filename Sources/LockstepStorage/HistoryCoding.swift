@@ -1,13 +1,16 @@
 public import LockstepCore
 import LockstepJSON
 
-/// The undo and redo stacks as JSON, for snapshots.
+/// The undo and redo stacks, and who made each recent change, as JSON, for snapshots.
 public enum HistoryCoding {
     public static func encode(_ history: History) -> [UInt8] {
         func entries(_ list: some Sequence<HistoryEntry>) -> JSON {
             .array(list.map { ["version": .int($0.version), "forward": $0.forward.json, "inverse": $0.inverse.json] })
         }
-        let json: JSON = ["undo": entries(history.undoStack), "redo": entries(history.redoStack)]
+        let json: JSON = [
+            "undo": entries(history.undoStack), "redo": entries(history.redoStack),
+            "authors": AuthorHistoryCoding.encode(history.authors),
+        ]
         return json.serialized()
     }
 
@@ -29,6 +32,8 @@ public enum HistoryCoding {
                 )
             }
         }
-        return History(depth: depth, undo: try entries("undo"), redo: try entries("redo"))
+        return History(
+            depth: depth, undo: try entries("undo"), redo: try entries("redo"),
+            authors: try json["authors"].map { try AuthorHistoryCoding.decode($0, depth: depth) })
     }
 }

@@ -59,10 +59,13 @@ public struct RoomReplay: Sendable {
                 else {
                     throw StoreError.brokenState("not a patch")
                 }
-                let inverse = try JSONPatch(json: JSON(parsing: change.inverse))
+                let record = try change.parsedRecord()
                 var next = state
                 _ = try ops.apply(to: &next)
-                try history.replay(Self.kind(of: cause), version: change.version, patch: ops, inverse: inverse)
+                try history.replay(
+                    Self.kind(of: cause, record: record), version: change.version, patch: ops,
+                    inverse: record.inverse, author: record.author, compensation: record.compensation,
+                    time: cause.at ?? 0)
                 state = next
                 version = change.version
             } catch {
@@ -72,13 +75,18 @@ public struct RoomReplay: Sendable {
         return nil
     }
 
-    private static func kind(of cause: Cause) throws(StoreError) -> Change.Kind {
+    /// The change's kind; for undo mine and redo mine, with the change it took back, as its record says.
+    private static func kind(of cause: Cause, record: ChangeRecord) throws(StoreError) -> Change.Kind {
         switch cause.kind {
         case .action, .effect:
             return .action
         case .undo, .redo:
             guard let original = cause.of else { throw .brokenState("an undo or redo without \"of\"") }
-            return cause.kind == .undo ? .undo(of: original) : .redo(of: original)
+            guard cause.mine else { return cause.kind == .undo ? .undo(of: original) : .redo(of: original) }
+            guard let taking = record.taking else {
+                throw .brokenState("an undo mine or redo mine of version \(original) without the change it took back")
+            }
+            return cause.kind == .undo ? .undoMine(of: original, taking: taking) : .redoMine(of: original, taking: taking)
         case .revert:
             guard let target = cause.to else { throw .brokenState("a revert without \"to\"") }
             return .revert(to: target)

@@ -61,7 +61,7 @@ final class EventCollector: Sendable {
 }
 
 func change(_ room: String, _ version: Int, _ text: String = "") -> StoredChange {
-    StoredChange(room: room, version: version, message: Array("m\(version)\(text)".utf8), inverse: Array("i\(version)".utf8))
+    StoredChange(room: room, version: version, message: Array("m\(version)\(text)".utf8), record: Array("i\(version)".utf8))
 }
 
 extension PostgresRoomStorage {

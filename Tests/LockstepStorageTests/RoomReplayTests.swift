@@ -25,7 +25,7 @@ import Testing
             changes.append(
                 StoredChange(
                     room: "r", version: change.version, message: message.serialized(),
-                    inverse: change.inverse.serialized()))
+                    record: change.inverse.serialized()))
         }
         try await log.append(changes: changes, snapshots: [], sessions: SessionWrites(idleSeconds: .infinity, limit: .max), keepHistory: 10_000)
         return (log, directory)
@@ -71,7 +71,7 @@ import Testing
                 continue
             }
             try history.replay(
-                .action, version: change.version, patch: ops, inverse: JSONPatch(json: JSON(parsing: change.inverse)))
+                .action, version: change.version, patch: ops, inverse: change.parsedRecord().inverse)
         }
         let snapshot = StoredSnapshot(
             room: "r", version: 30, state: Array(#"{"count":30}"#.utf8), history: HistoryCoding.encode(history))

@@ -1,0 +1,13 @@
+/// A compensation no longer applies: what it would take back was changed or removed since.
+///
+/// Undo mine and redo mine answer it with the `conflict` error, and the room's state stays as it was. Write the
+/// message for the sender: `throw Conflict("todo 7 was removed since")`.
+public struct Conflict: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
