@@ -20,6 +20,14 @@ public struct Recording: Sendable, Equatable {
             self.undo = undo
             self.redo = redo
         }
+
+        /// What the reducer saw when this step was applied in the room of `epoch`: its sender, time and random
+        /// source, as the cause recorded them. (A sender's session is not recorded, so its author is its client.)
+        public func context(epoch: String) -> ReducerContext {
+            ReducerContext(
+                sender: cause.client.map { Sender(client: $0, name: cause.name, subject: cause.sub) },
+                time: cause.at ?? 0, version: version, epoch: epoch)
+        }
     }
 
     public var room: String
@@ -29,12 +37,15 @@ public struct Recording: Sendable, Equatable {
     public var state: JSON
     /// The changes after ``version``, oldest first, with no gap.
     public var steps: [Step]
+    /// The room's epoch: with each step's version, it seeds the reducer's random source.
+    public var epoch: String
 
-    public init(room: String, version: Int, state: JSON, steps: [Step]) {
+    public init(room: String, version: Int, state: JSON, steps: [Step], epoch: String = "") {
         self.room = room
         self.version = version
         self.state = state
         self.steps = steps
+        self.epoch = epoch
     }
 
     /// Reads NDJSON: a `snapshot` line, then one `patch` line per version; blank lines are skipped.
@@ -49,7 +60,8 @@ public struct Recording: Sendable, Equatable {
             throw .notASnapshot
         }
         self.init(
-            room: snapshot["room"]?.stringValue ?? "", version: version, state: snapshot["state"] ?? .null, steps: [])
+            room: snapshot["room"]?.stringValue ?? "", version: version, state: snapshot["state"] ?? .null, steps: [],
+            epoch: snapshot["epoch"]?.stringValue ?? "")
         while let (index, line) = lines.next() {
             let json = try Self.parse(Array(line), line: index + 1)
             let message: ServerMessage

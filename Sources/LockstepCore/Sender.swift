@@ -2,8 +2,8 @@
 public struct Sender: Sendable, Equatable, Hashable {
     /// The connection's id in the room (`you` in its snapshot).
     public var client: String
-    /// The display name it chose (`name=`), or its client id.
-    public var name: String
+    /// The display name it chose (`name=`); nil when it chose none.
+    public var name: String?
     /// The session it named (`session=`), which outlives its connections.
     public var session: String?
     /// The subject (`sub`) of its token.
@@ -19,7 +19,7 @@ public struct Sender: Sendable, Equatable, Hashable {
         connection: String? = nil
     ) {
         self.client = client
-        self.name = name ?? client
+        self.name = name
         self.session = session
         self.subject = subject
         self.role = role

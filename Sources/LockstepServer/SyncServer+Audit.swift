@@ -15,6 +15,10 @@ extension SyncServer {
         if let id = cause.id { metadata["id"] = "\(id)" }
         if let action = cause.action { metadata["action"] = "\(auditText(action))" }
         if let of = cause.of { metadata["of"] = "\(of)" }
+        if cause.mine { metadata["mine"] = "true" }
+        if let at = cause.at { metadata["at"] = "\(at)" }
+        if let name = cause.name { metadata["name"] = "\(name)" }
+        if let sub = cause.sub { metadata["sub"] = "\(sub)" }
         logger.debug("change", metadata: metadata)
     }
 

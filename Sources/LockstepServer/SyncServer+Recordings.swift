@@ -40,6 +40,7 @@ extension SyncServer {
         }
         let snapshot: JSON = [
             "type": "snapshot", "room": .string(room.name), "version": .int(start), "state": state,
+            "epoch": .string(room.epoch),
         ]
         let name = room.name
         let recording = RecordingStream(room: room, after: start, snapshotLine: snapshot.serialized()) {

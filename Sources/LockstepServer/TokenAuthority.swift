@@ -36,22 +36,27 @@ public struct TokenAuthority: Sendable {
         self.keys = keys
     }
 
-    /// A token for `room` (a name or `*`) and `role`, valid for `lifetime` from now.
-    public func issue(room: String, role: AccessRole, lifetime: Duration) async throws(AccessError) -> String {
+    /// A token for `room` (a name or `*`) and `role`, valid for `lifetime` from now, issued to `subject` (its `sub`:
+    /// who the holder is in every `cause`, and to reducers).
+    public func issue(
+        room: String, role: AccessRole, lifetime: Duration, subject: String? = nil
+    ) async throws(AccessError) -> String {
         guard room == "*" || RoomName(room) != nil else {
             throw .malformedToken("the room must be 1 to 128 characters of [A-Za-z0-9._-], or *")
         }
-        return try await sign(room: room, role: role.rawValue, lifetime: lifetime)
+        return try await sign(room: room, role: role.rawValue, lifetime: lifetime, subject: subject)
     }
 
     /// Signs whatever claims it is given, valid or not, so tests can make the tokens a server must refuse.
-    func sign(room: String?, role: String?, lifetime: Duration?) async throws(AccessError) -> String {
+    func sign(
+        room: String?, role: String?, lifetime: Duration?, subject: String? = nil
+    ) async throws(AccessError) -> String {
         let exp = lifetime.map { lifetime in
             ExpirationClaim(
                 value: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + lifetime.seconds).rounded(.down)))
         }
         do {
-            return try await keys.sign(TokenClaims(room: room, role: role, exp: exp))
+            return try await keys.sign(TokenClaims(room: room, role: role, sub: subject, exp: exp))
         } catch {
             throw .signingFailed("\(error)")
         }

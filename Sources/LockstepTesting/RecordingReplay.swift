@@ -73,7 +73,10 @@ public struct RecordingReplay<R: Reducer> {
             } catch {
                 return Difference(version: version, message: "the recording's own patch does not apply: \(error)")
             }
-            if let failure = apply(step, to: &store, kept: kept) { return Difference(version: version, message: failure) }
+            let context = step.context(epoch: recording.epoch)
+            if let failure = apply(step, to: &store, kept: kept, recorded: recorded, context: context) {
+                return Difference(version: version, message: failure)
+            }
             guard store.version == version else {
                 return Difference(
                     version: version,
@@ -87,10 +90,19 @@ public struct RecordingReplay<R: Reducer> {
         return nil
     }
 
-    /// Applies one recorded step; returns why it failed, if it did.
-    private func apply(_ step: Recording.Step, to store: inout Store<R>, kept: [Int: JSON]) -> String? {
+    /// Applies one recorded step with the context it was applied with; returns why it failed, if it did.
+    ///
+    /// An undo mine or redo mine goes to its recorded state: whose change it took back depends on sessions, which a
+    /// recording does not name.
+    private func apply(
+        _ step: Recording.Step, to store: inout Store<R>, kept: [Int: JSON], recorded: JSON, context: ReducerContext
+    ) -> String? {
         let cause = step.cause
         do {
+            if cause.mine {
+                _ = try store.revert(to: step.version, state: recorded, context: context)
+                return nil
+            }
             switch cause.kind {
             case .action, .effect:
                 guard let json = cause.action else { return "the recorded \(cause.kind) has no action" }
@@ -100,16 +112,16 @@ public struct RecordingReplay<R: Reducer> {
                 } catch {
                     return "\(json) is not an action of this reducer: \(error)"
                 }
-                _ = try store.send(action)
+                _ = try store.send(action, context: context)
             case .undo:
-                _ = try store.undo()
+                _ = try store.undo(context: context)
             case .redo:
-                _ = try store.redo()
+                _ = try store.redo(context: context)
             case .revert:
                 guard let target = cause.to, let state = kept[target] else {
                     return "the revert goes back to version \(cause.to.map(String.init) ?? "?"), before the recording"
                 }
-                _ = try store.revert(to: target, state: state)
+                _ = try store.revert(to: target, state: state, context: context)
             }
         } catch {
             let hint = error == .nothingToUndo || error == .nothingToRedo ? " (record from version 0: ?after=0)" : ""

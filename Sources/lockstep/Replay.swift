@@ -83,6 +83,12 @@ struct Replay: AsyncParsableCommand {
             } catch {
                 throw ReplayFailure(version: version, message: "the recording's own patch does not apply: \(error)")
             }
+            guard !step.cause.mine else {
+                throw ReplayFailure(
+                    version: version,
+                    message: "the recording takes back one client's own change (undo or redo with mine), which a "
+                        + "replay through one connection cannot repeat; check it with RecordingReplay instead")
+            }
             let reached: Int
             do {
                 switch step.cause.kind {

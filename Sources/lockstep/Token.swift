@@ -17,6 +17,9 @@ struct Token: AsyncParsableCommand {
     @Option(help: "How long the token is valid: 30s, 15m, 1h, 7d (bare numbers are seconds).")
     var ttl = Duration.seconds(3_600)
 
+    @Option(help: "Who the token is issued to (its sub claim): shown in every change it makes, and to reducers.")
+    var sub: String?
+
     @OptionGroup var auth: AuthOptions
 
     func validate() throws {
@@ -28,7 +31,7 @@ struct Token: AsyncParsableCommand {
 
     func run() async throws {
         guard let authority = try await auth.authority() else { return }
-        let token = try await authority.issue(room: room, role: role, lifetime: ttl)
+        let token = try await authority.issue(room: room, role: role, lifetime: ttl, subject: sub)
         FileHandle.standardOutput.write(Data((token + "\n").utf8))
     }
 }

@@ -44,6 +44,8 @@ import LockstepTestSupport
         #expect(changes[0].metadata["id"] == "a1")
         #expect(changes[0].metadata["action"] == #"{"type":"patch","ops":[{"op":"add","path":"/x","value":1}]}"#)
         #expect(changes[0].metadata["patch"] == #"[{"op":"add","path":"/x","value":1}]"#)
+        #expect(changes[0].metadata["name"] == "alice")
+        #expect(changes[0].metadata["at"].flatMap { Int("\($0)") }.map { $0 > 1_700_000_000_000 } == true)
         // Cut past the limit, at a character boundary, saying how much is left out.
         let cut = try #require(changes[1].metadata["patch"]?.description)
         #expect(cut.hasPrefix(#"[{"op":"add","path":"/y","value":"éé"#))

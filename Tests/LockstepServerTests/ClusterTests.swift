@@ -25,7 +25,9 @@ func withCluster<T>(
 
 /// One more server on `postgres`'s database; database calls time out generously unless a test is about that, since
 /// the rest of the suite runs beside it on two cores.
-func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Duration) async throws -> SyncServer {
+func clusterNode(
+    on postgres: PostgresServer, app: App, operationTimeout: Duration, clock: ServerClock = .continuous
+) async throws -> SyncServer {
     var storageConfiguration = PostgresRoomStorage.Configuration()
     storageConfiguration.operationTimeout = operationTimeout
     var logger = Logger(label: "lockstep-cluster-test")
@@ -34,7 +36,7 @@ func clusterNode(on postgres: PostgresServer, app: App, operationTimeout: Durati
         url: postgres.url, app: app.name, configuration: storageConfiguration, logger: logger)
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
-    return try SyncServer(configuration: configuration, storage: storage, logger: logger)
+    return try SyncServer(configuration: configuration, storage: storage, clock: clock, logger: logger)
 }
 
 @Suite(.timeLimit(.minutes(3)), .serialized, .postgresExclusive) struct ClusterTests {
