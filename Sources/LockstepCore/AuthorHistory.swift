@@ -5,8 +5,8 @@ public import LockstepJSON
 ///
 /// Kept beside the room's global undo stacks and bounded by the same depth. A change is in effect unless a global
 /// undo took it back (and no redo re-applied it), or an undo mine took it back and that undo mine is in effect. Undo
-/// mine takes back an author's newest change in effect, through what last applied it (the change itself, or the
-/// redo mine that re-applied it); redo mine takes back the author's newest undo mine still in effect.
+/// mine takes back an author's newest change in effect; redo mine takes back the author's newest undo mine still in
+/// effect, and what it re-applies is then the author's newest change, which the next undo mine takes back.
 public struct AuthorHistory: Sendable, Equatable {
     /// One change of the room with an author.
     public struct Record: Sendable, Equatable {
@@ -19,8 +19,10 @@ public struct AuthorHistory: Sendable, Equatable {
         /// The change as applied, and its inverse: the guarded inverse checks the one and applies the other.
         public let forward: JSONPatch
         public let inverse: JSONPatch
-        /// For an undo mine or a redo mine: the original change, and the record it took back.
+        /// For an undo mine or a redo mine: the original change (`cause.of`), and the record it took back.
         public let mine: (of: Int, taking: Int)?
+        /// An undo mine, which redo mine takes back; every other change of the author is undo mine's to take back.
+        public var isUndoMine: Bool
         /// A global undo took it back, and no redo re-applied it.
         public internal(set) var undone = false
         /// The undo mine or redo mine that took it back.
@@ -28,8 +30,10 @@ public struct AuthorHistory: Sendable, Equatable {
 
         public init(
             version: Int, author: String, compensation: JSON?, forward: JSONPatch, inverse: JSONPatch,
-            mine: (of: Int, taking: Int)? = nil, undone: Bool = false, takenBackBy: Int? = nil
+            mine: (of: Int, taking: Int)? = nil, isUndoMine: Bool = false, undone: Bool = false,
+            takenBackBy: Int? = nil
         ) {
+            self.isUndoMine = isUndoMine
             self.version = version
             self.author = author
             self.compensation = compensation
@@ -43,7 +47,7 @@ public struct AuthorHistory: Sendable, Equatable {
         public static func == (lhs: Record, rhs: Record) -> Bool {
             lhs.version == rhs.version && lhs.author == rhs.author && lhs.compensation == rhs.compensation
                 && lhs.forward == rhs.forward && lhs.inverse == rhs.inverse && lhs.mine?.of == rhs.mine?.of
-                && lhs.mine?.taking == rhs.mine?.taking && lhs.undone == rhs.undone
+                && lhs.mine?.taking == rhs.mine?.taking && lhs.isUndoMine == rhs.isUndoMine && lhs.undone == rhs.undone
                 && lhs.takenBackBy == rhs.takenBackBy
         }
     }
@@ -69,18 +73,11 @@ public struct AuthorHistory: Sendable, Equatable {
         index(of: version).map { records[$0] }
     }
 
-    /// What undo mine would take back for `author`: the original change's version and the record whose take-back
-    /// runs.
+    /// What undo mine would take back for `author`: the original change's version, and the record whose take-back
+    /// runs (the change itself, or the redo mine that last re-applied it).
     func nextUndo(by author: String) -> (of: Int, taking: Record)? {
-        for record in records.reversed() where record.author == author && record.mine == nil && isInEffect(record) {
-            var applier = record
-            // Taken back by an undo mine that is not in effect itself: a redo mine re-applied the change.
-            while let undoMine = applier.takenBackBy.flatMap(self.record), !undoMine.undone,
-                let redoMine = undoMine.takenBackBy.flatMap(self.record)
-            {
-                applier = redoMine
-            }
-            return (record.version, applier)
+        for record in records.reversed() where record.author == author && !record.isUndoMine && isInEffect(record) {
+            return (record.mine?.of ?? record.version, record)
         }
         return nil
     }
@@ -117,17 +114,22 @@ public struct AuthorHistory: Sendable, Equatable {
             mine = nil
             redo[author] = nil
         }
+        var isUndoMine = false
+        if case .undoMine = change.kind { isUndoMine = true }
         records.append(
             Record(
                 version: change.version, author: author, compensation: compensation, forward: change.patch,
-                inverse: change.inverse, mine: mine))
+                inverse: change.inverse, mine: mine, isUndoMine: isUndoMine))
     }
 
     /// In effect: not taken back by a global undo, nor by an undo mine or redo mine that is in effect itself.
     private func isInEffect(_ record: Record) -> Bool {
-        guard !record.undone else { return false }
-        guard let taker = record.takenBackBy.flatMap(self.record) else { return true }
-        return !isInEffect(taker)
+        // The chain of takers, each taking back the one before; evaluated from its end.
+        var chain = [record]
+        while let taker = chain[chain.count - 1].takenBackBy.flatMap(self.record) { chain.append(taker) }
+        var takerInEffect = false
+        for link in chain.reversed() { takerInEffect = !link.undone && !takerInEffect }
+        return takerInEffect
     }
 
     private mutating func update(_ version: Int, _ body: (inout Record) -> Void) {

@@ -11,6 +11,7 @@ enum AuthorHistoryCoding {
             ]
             if let compensation = record.compensation { object["compensation"] = compensation }
             if let mine = record.mine { object["of"] = .int(mine.of); object["taking"] = .int(mine.taking) }
+            if record.isUndoMine { object["undoMine"] = true }
             if record.undone { object["undone"] = true }
             if let taker = record.takenBackBy { object["takenBackBy"] = .int(taker) }
             return .object(object)
@@ -31,7 +32,7 @@ enum AuthorHistoryCoding {
                 version: version, author: author, compensation: entry["compensation"],
                 forward: try JSONPatch(json: entry["forward"] ?? .null),
                 inverse: try JSONPatch(json: entry["inverse"] ?? .null), mine: mine,
-                undone: entry["undone"] == true, takenBackBy: entry["takenBackBy"]?.intValue)
+                isUndoMine: entry["undoMine"] == true, undone: entry["undone"] == true, takenBackBy: entry["takenBackBy"]?.intValue)
         }
         var redo: [String: [Int]] = [:]
         for entry in json["redo"]?.arrayValue ?? [] {

@@ -248,6 +248,16 @@ func jsonRoomBenchmarks() {
             benchmark.startMeasurement()
             blackHole(try! undo.store.undo().patch.serialized())
         }
+        // Undo mine: the author's own change taken back by its guarded inverse, beside global undo above.
+        let author = ReducerContext(sender: Sender(client: "c1", session: "alice"))
+        let mine = jsonRoom(count: count)
+        _ = try! mine.store.send(replaceMiddle(of: count, done: true), context: author)
+        _ = try! mine.store.undoMine(context: author)
+        Benchmark("Store json undo mine, \(count) items", configuration: configuration) { benchmark in
+            _ = try! mine.store.redoMine(context: author)
+            benchmark.startMeasurement()
+            blackHole(try! mine.store.undoMine(context: author).patch.serialized())
+        }
         let redo = jsonRoom(count: count)
         _ = try! redo.store.send(replaceMiddle(of: count, done: true))
         Benchmark("Store json redo, \(count) items", configuration: configuration) { benchmark in
