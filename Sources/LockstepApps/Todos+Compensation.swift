@@ -35,7 +35,8 @@ extension Todos: CompensatingReducer {
         case .remove(let id):
             return state.items.firstIndex { $0.id == id }.map { .restore([Placed(index: $0, item: state.items[$0])]) }
         case .clearCompleted:
-            return .restore(state.items.indices.filter { state.items[$0].done }.map { Placed(index: $0, item: state.items[$0]) })
+            let done = state.items.indices.filter { state.items[$0].done }
+            return .restore(done.map { Placed(index: $0, item: state.items[$0]) })
         }
     }
 

@@ -3,7 +3,7 @@ public import LockstepJSON
 /// A message from a client: what it may ask of a room.
 public enum ClientMessage: Sendable, Equatable {
     case action(id: String?, action: JSON)
-    /// Takes back the room's latest change (global undo), or with `mine` the sender's own latest change still in effect.
+    /// Takes back the room's latest change (global undo), or with `mine` the sender's own latest change in effect.
     case undo(id: String?, mine: Bool = false)
     /// Re-applies the latest globally undone change, or with `mine` the sender's latest change its own undo took back.
     case redo(id: String?, mine: Bool = false)

@@ -3,7 +3,9 @@
 ///
 /// ```swift
 /// struct Board: ContextualReducer {
-///     func reduce(into state: inout State, action: Action, context: ReducerContext) throws(Rejection) -> Effect<Action> {
+///     func reduce(
+///         into state: inout State, action: Action, context: ReducerContext
+///     ) throws(Rejection) -> Effect<Action> {
 ///         guard case .add(let title) = action else { return .none }
 ///         state.cards.append(Card(title: title, author: context.sender?.subject, at: context.time))
 ///         return .none

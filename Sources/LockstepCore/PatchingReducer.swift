@@ -32,7 +32,9 @@ public protocol PatchingReducer: Reducer {
 
     /// Like ``patch(_:with:)``, knowing who sent the action, when, and with a random source (see ``ReducerContext``);
     /// the default ignores the context.
-    func patch(_ state: inout State, with action: Action, context: ReducerContext) throws(Rejection) -> Reduction<Action>
+    func patch(
+        _ state: inout State, with action: Action, context: ReducerContext
+    ) throws(Rejection) -> Reduction<Action>
 }
 
 extension PatchingReducer {

@@ -31,7 +31,9 @@ public struct Store<R: Reducer>: Sendable {
     /// The reducer says what changed (``Reducer/reduceRecordingPatches(into:action:context:)``): a ``PatchingReducer``
     /// changes the state in place and returns its own patches, any other reducer goes through the typed differ.
     /// The change is recorded as the context's sender's, with the action's compensation for undo mine.
-    public mutating func send(_ action: R.Action, context: ReducerContext = ReducerContext()) throws(StoreError) -> Result {
+    public mutating func send(
+        _ action: R.Action, context: ReducerContext = ReducerContext()
+    ) throws(StoreError) -> Result {
         let reducer = self.reducer
         let compensation = reducer.encodedCompensation(for: action, in: state)
         let reduction = try reducer.reduceRecordingPatches(into: &state, action: action, context: context)
@@ -54,7 +56,8 @@ public struct Store<R: Reducer>: Sendable {
         }
         history.pushRedo(entry)
         version += 1
-        let change = Change(version: version, patch: entry.inverse, inverse: entry.forward, kind: .undo(of: entry.version))
+        let change = Change(
+            version: version, patch: entry.inverse, inverse: entry.forward, kind: .undo(of: entry.version))
         history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
         return change
     }
@@ -70,7 +73,8 @@ public struct Store<R: Reducer>: Sendable {
         }
         history.pushUndo(entry)
         version += 1
-        let change = Change(version: version, patch: entry.forward, inverse: entry.inverse, kind: .redo(of: entry.version))
+        let change = Change(
+            version: version, patch: entry.forward, inverse: entry.inverse, kind: .redo(of: entry.version))
         history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
         return change
     }

@@ -51,7 +51,8 @@ final class Session {
     /// Who this client is to the reducer and in causes; `run` makes its connection unique beyond this server run.
     func sender(run: String) -> Sender {
         Sender(
-            client: client, name: connection.query["name"] == nil ? nil : name, session: sessionName?.value, subject: subject, role: role?.rawValue,
+            client: client, name: connection.query["name"] == nil ? nil : name, session: sessionName?.value,
+            subject: subject, role: role?.rawValue,
             connection: "\(run)/\(client)")
     }
 

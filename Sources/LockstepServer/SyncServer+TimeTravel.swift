@@ -20,7 +20,8 @@ extension SyncServer {
                 throw TimeTravelError.broken(error.message)
             }
             if let change {
-                publish(change, in: room, cause: Cause(change.kind, client: session.client, id: id, action: nil), context: context)
+                let cause = Cause(change.kind, client: session.client, id: id, action: nil)
+                publish(change, in: room, cause: cause, context: context)
             }
             acknowledge(id: id, version: room.store.version, seq: seq, to: session)
         } catch {

@@ -86,7 +86,8 @@ public struct RoomReplay: Sendable {
             guard let taking = record.taking else {
                 throw .brokenState("an undo mine or redo mine of version \(original) without the change it took back")
             }
-            return cause.kind == .undo ? .undoMine(of: original, taking: taking) : .redoMine(of: original, taking: taking)
+            return cause.kind == .undo
+                ? .undoMine(of: original, taking: taking) : .redoMine(of: original, taking: taking)
         case .revert:
             guard let target = cause.to else { throw .brokenState("a revert without \"to\"") }
             return .revert(to: target)

@@ -31,10 +31,12 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
 
     /// Sends `action`, expecting it to change the state exactly as `update` does to the old one.
     ///
-    /// Pass an `update` that changes nothing to state that the action is a no-op.
+    /// Pass an `update` that changes nothing to state that the action is a no-op, and a `context` to send it as
+    /// someone, at some time (what a ``ContextualReducer`` reads, and whose change undo mine takes back).
     @discardableResult
     public func send(
         _ action: R.Action,
+        context: ReducerContext = ReducerContext(),
         _ update: (inout R.State) throws -> Void,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
@@ -43,7 +45,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         var expected = before
         try update(&expected)
         do {
-            let result = try store.send(action)
+            let result = try store.send(action, context: context)
             queueSentActions(of: result.effect)
             if let change = result.change {
                 expectPatches(of: change, from: before, fileID: fileID, filePath: filePath, line: line, column: column)
@@ -63,13 +65,13 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
 
     /// Sends `action`, expecting the app to refuse it, with `message` if given, and nothing to change.
     public func reject(
-        _ action: R.Action, message: String? = nil,
+        _ action: R.Action, context: ReducerContext = ReducerContext(), message: String? = nil,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) {
         let before = store.state
         do {
-            let result = try store.send(action)
+            let result = try store.send(action, context: context)
             fail(
                 "expected \(action) to be rejected, but it \(result.change == nil ? "changed nothing" : "was applied")",
                 fileID: fileID, filePath: filePath, line: line, column: column
@@ -119,7 +121,9 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) rethrows {
-        try step(undoing: true, update, fileID: fileID, filePath: filePath, line: line, column: column)
+        try step(
+            { (store: inout Store<R>) throws(StoreError) in try store.undo() }, update,
+            fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Redoes the latest undone change, expecting the state `update` describes.
@@ -128,7 +132,35 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) rethrows {
-        try step(undoing: false, update, fileID: fileID, filePath: filePath, line: line, column: column)
+        try step(
+            { (store: inout Store<R>) throws(StoreError) in try store.redo() }, update,
+            fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// Takes back the newest change of `context`'s sender still in effect (undo mine), expecting the state `update`
+    /// describes.
+    public func undoMine(
+        as context: ReducerContext,
+        _ update: (inout R.State) throws -> Void,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) rethrows {
+        try step(
+            { (store: inout Store<R>) throws(StoreError) in try store.undoMine(context: context) }, update,
+            fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// Re-applies what `context`'s sender's newest undo mine took back (redo mine), expecting the state `update`
+    /// describes.
+    public func redoMine(
+        as context: ReducerContext,
+        _ update: (inout R.State) throws -> Void,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+        line: UInt = #line, column: UInt = #column
+    ) rethrows {
+        try step(
+            { (store: inout Store<R>) throws(StoreError) in try store.redoMine(context: context) }, update,
+            fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Actions effects sent that no `receive` has stated yet; a finished test expects none.
@@ -147,14 +179,14 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     }
 
     private func step(
-        undoing: Bool,
+        _ change: (inout Store<R>) throws(StoreError) -> Change,
         _ update: (inout R.State) throws -> Void,
         fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
     ) rethrows {
         var expected = store.state
         try update(&expected)
-        do {
-            _ = undoing ? try store.undo() : try store.redo()
+        do throws(StoreError) {
+            _ = try change(&store)
         } catch {
             fail("\(error)", fileID: fileID, filePath: filePath, line: line, column: column)
         }

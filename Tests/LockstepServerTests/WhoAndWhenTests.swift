@@ -107,11 +107,13 @@ struct Board: ContextualReducer {
             in: directory, clock: ServerClock(ContinuousClock(), startingAt: future)
         ) { server in
             let client = try await Writer.connect(server.port)
-            return try await client.change(#"{"type":"action","action":{"type":"increment"}}"#)["cause"]?["at"]?.intValue
+            let patch = try await client.change(#"{"type":"action","action":{"type":"increment"}}"#)
+            return patch["cause"]?["at"]?.intValue
         }
         let later = try await withStoredServer(in: directory) { server in
             let client = try await Writer.connect(server.port)
-            return try await client.change(#"{"type":"action","action":{"type":"increment"}}"#)["cause"]?["at"]?.intValue
+            let patch = try await client.change(#"{"type":"action","action":{"type":"increment"}}"#)
+            return patch["cause"]?["at"]?.intValue
         }
         let (ahead, next) = (try #require(first), try #require(later))
         #expect(ahead >= future)
@@ -155,7 +157,9 @@ struct Board: ContextualReducer {
         let alice = ReducerContext(sender: Sender(client: "c1", subject: "alice"), time: 5, version: 1, epoch: "e")
         let bob = ReducerContext(sender: Sender(client: "c2", subject: "bob"), time: 6, version: 2, epoch: "e")
         _ = try store.send(.add(title: "plan"), context: alice)
-        #expect(throws: StoreError.rejected("only alice may remove card 1")) { try store.send(.remove(id: 1), context: bob) }
+        #expect(throws: StoreError.rejected("only alice may remove card 1")) {
+            try store.send(.remove(id: 1), context: bob)
+        }
         #expect(store.state.cards.count == 1)
         #expect(store.state.cards[0].at == 5)
     }
