@@ -43,7 +43,8 @@ extension PostgresRoomStorage {
         }
     }
 
-    /// Connects, listens, calls `listening`, then yields each notice of another node until the connection ends.
+    /// Connects, listens, calls `listening`, then yields each notice of another node, and this node's commits of
+    /// rooms whose write went unanswered, until the connection ends.
     private func listenOnce(_ listening: () -> Void) async throws {
         // Bounded by the configuration's connect timeout.
         let connection = try await PostgresConnection.connect(
@@ -57,7 +58,7 @@ extension PostgresRoomStorage {
                             logger.debug("ignored a notification", metadata: ["payload": "\(notification.payload)"])
                             continue
                         }
-                        if notice.node != node { continuation.yield(notice.event) }
+                        if notice.node != node || isAwaited(notice) { continuation.yield(notice.event) }
                     }
                 }
             } onCancel: {
@@ -68,5 +69,11 @@ extension PostgresRoomStorage {
             throw error
         }
         try? await connection.close()
+    }
+
+    /// Whether `notice` is this node's commit of a room whose write went unanswered; it is passed on once.
+    private func isAwaited(_ notice: Notice) -> Bool {
+        guard case .committed(let room, _) = notice.event else { return false }
+        return awaitedCommits.withLock { $0.remove(room) != nil }
     }
 }

@@ -1,11 +1,27 @@
 import Foundation
 public import LockstepStorage
 import PostgresNIO
+import Synchronization
 
 /// The locked write: the row of a room in `rooms` orders every server's commits of that room.
 extension PostgresRoomStorage {
     public func write(
         room: String, after version: Int, sessions: [String],
+        prepare: @escaping @Sendable (RoomCatchUp) async -> RoomWrite
+    ) async throws(StorageError) {
+        let gate = CommitGate()
+        do {
+            try await lockedWrite(room, after: version, sessions: sessions, gate: gate, prepare: prepare)
+        } catch {
+            // A COMMIT sent may have landed: the caller must not say that nothing was stored.
+            guard gate.abandon() else { throw error }
+            awaitedCommits.withLock { _ = $0.insert(room) }
+            throw .uncertain("write room \(room): \(error)")
+        }
+    }
+
+    private func lockedWrite(
+        _ room: String, after version: Int, sessions: [String], gate: CommitGate,
         prepare: @escaping @Sendable (RoomCatchUp) async -> RoomWrite
     ) async throws(StorageError) {
         let keepHistory = configuration.keepHistory
@@ -33,7 +49,7 @@ extension PostgresRoomStorage {
                 }
                 try await commit(write, room: room, keepHistory: keepHistory, connection)
                 // Past the deadline the caller has been told the write failed: roll back rather than commit.
-                try Task.checkCancellation()
+                guard gate.enterCommit() else { throw CancellationError() }
             }
         }
     }

@@ -45,6 +45,9 @@ public final class PostgresRoomStorage: SharedRoomStorage {
     let tasks = Mutex<[Task<Void, Never>]>([])
     let probing = Atomic(false)
     let closed = Atomic(false)
+    /// Rooms with a write of this node's whose COMMIT went unanswered: its own commit notice for them is passed on,
+    /// since the server does not know it has that change.
+    let awaitedCommits = Mutex<Set<String>>([])
 
     /// Connects to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require]`), creates or migrates
     /// the schema, refuses a database of another app, takes this server's node number and starts listening.

@@ -189,7 +189,12 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     /// A locked write failed: its requests are answered `unavailable` (nothing of them was applied), and a batch
-    /// already applied to the room is taken back, so the room is again what its clients have.
+    /// already applied to the room is taken back, so the room is again what its clients have (the next catch-up
+    /// brings back what was committed after all).
+    ///
+    /// A write whose COMMIT went unanswered may have been stored: `unavailable` would tell its senders that nothing
+    /// was, and they could send a change again that is already there. They are sent away instead, to resume and
+    /// send it again with its `seq`, which is then recognised if it was stored.
     private func failWrite(
         of room: Room, _ state: SharedRoomState, because error: StorageError, server: isolated SyncServer
     ) {
@@ -198,8 +203,13 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         state.batch.removeAll()
         _ = state.writes.finished()
         if state.before != nil { rollBack(room, state, server: server) }
+        var uncertain = false
+        if case .uncertain = error { uncertain = true }
+        var away: [Session] = []
         for item in batch {
             switch item {
+            case .input(.request(_, let session, _)) where uncertain:
+                if !away.contains(where: { $0 === session }) { away.append(session) }
             case .input(.request(let request, let session, _)):
                 let message = ServerMessage.error(
                     id: request.message.id, code: "unavailable", message: SyncServer.unavailable)
@@ -210,6 +220,11 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             case .reply(let session, let frame):
                 session.reply(frame)
             }
+        }
+        let notice = ServerMessage.error(
+            id: nil, code: "unavailable", message: "whether a request was stored is unknown: reconnect and resume")
+        for session in away where session.connection.context as? Session === session {
+            server.sendAway(session, telling: notice, reason: "a request's outcome is unknown")
         }
     }
 

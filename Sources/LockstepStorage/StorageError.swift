@@ -8,6 +8,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case database(String)
     /// The shared database cannot be reached; nothing was stored.
     case unavailable(String)
+    /// A write's COMMIT was sent but its answer never came: it may or may not be stored, as reading will tell.
+    case uncertain(String)
     /// The shared database holds rooms of another app: servers sharing a database run the same app.
     case appMismatch(stored: String, running: String)
     /// The shared database's URL cannot be used.
@@ -23,6 +25,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
             "the room database failed: \(reason)"
         case .unavailable(let reason):
             "the room database cannot be reached: \(reason)"
+        case .uncertain(let reason):
+            "the room database may or may not have stored a write: \(reason)"
         case .appMismatch(let stored, let running):
             "the database holds rooms of the app \(stored), not \(running): run --app \(stored), or use another database"
         case .badURL(let reason):
