@@ -123,13 +123,18 @@ public struct AuthorHistory: Sendable, Equatable {
     }
 
     /// In effect: not taken back by a global undo, nor by an undo mine or redo mine that is in effect itself.
+    ///
+    /// Along the chain of takers (each taking back the one before), the first link a global undo took back is out of
+    /// effect, the one before it in effect, and so on back to `record`; a chain with no such link ends in effect.
     private func isInEffect(_ record: Record) -> Bool {
-        // The chain of takers, each taking back the one before; evaluated from its end.
-        var chain = [record]
-        while let taker = chain[chain.count - 1].takenBackBy.flatMap(self.record) { chain.append(taker) }
-        var takerInEffect = false
-        for link in chain.reversed() { takerInEffect = !link.undone && !takerInEffect }
-        return takerInEffect
+        var link = record
+        var position = 0
+        while !link.undone {
+            guard let taker = link.takenBackBy.flatMap(self.record) else { return position % 2 == 0 }
+            link = taker
+            position += 1
+        }
+        return position % 2 == 1
     }
 
     private mutating func update(_ version: Int, _ body: (inout Record) -> Void) {

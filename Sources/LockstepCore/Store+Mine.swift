@@ -33,11 +33,7 @@ extension Store {
             let taken = try reducer.takeBack(kept, in: &state)
             (forward, inverse, compensation) = (taken.reduction.forward, taken.reduction.inverse, taken.compensation)
         } else {
-            let document: JSON
-            if let json = state as? JSON { document = json } else { document = try stateJSON() }
-            if let changed = WrittenValues(record.forward).firstChanged(in: document) {
-                throw .conflict("\(changed) was changed since version \(record.version)")
-            }
+            try checkUnchanged(since: record)
             do {
                 try apply(record.inverse)
             } catch {
@@ -50,5 +46,20 @@ extension Store {
         let change = Change(version: version, patch: forward, inverse: inverse, kind: kind)
         history.authors.note(change, author: record.author, compensation: compensation, time: context.time)
         return change
+    }
+
+    /// Throws ``StoreError/conflict(_:)`` unless every place `record`'s change wrote still holds what it wrote.
+    ///
+    /// A JSON state is read where it is, and no copy of it outlives the check: the inverse patch then applies in
+    /// place without copying the document.
+    private func checkUnchanged(since record: AuthorHistory.Record) throws(StoreError) {
+        let written = WrittenValues(record.forward)
+        let changed: JSONPointer?
+        if let json = state as? JSON {
+            changed = written.firstChanged(in: json)
+        } else {
+            changed = written.firstChanged(in: try stateJSON())
+        }
+        if let changed { throw .conflict("\(changed) was changed since version \(record.version)") }
     }
 }
