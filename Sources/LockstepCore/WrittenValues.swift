@@ -34,7 +34,7 @@ struct WrittenValues {
     /// Whether `document` still holds, at every place, what the change left there; else the first place that does
     /// not.
     func firstChanged(in document: JSON) -> JSONPointer? {
-        places.first { Self.value(at: $0.pointer, in: document) != $0.value }?.pointer
+        places.first { document.value(at: $0.pointer) != $0.value }?.pointer
     }
 
     /// Forgets places that a write at `path` changes: the place itself, those inside or above it, and those in
@@ -49,22 +49,5 @@ struct WrittenValues {
 
     private static func isArrayIndex(_ path: JSONPointer) -> Bool {
         path.last.map { $0 == "-" || JSONPointer.arrayIndex($0) != nil } ?? false
-    }
-
-    static func value(at pointer: JSONPointer, in document: JSON) -> JSON? {
-        var current = document
-        for token in pointer.tokens {
-            switch current {
-            case .object:
-                guard let next = current[token] else { return nil }
-                current = next
-            case .array:
-                guard let index = JSONPointer.arrayIndex(token), let next = current[index] else { return nil }
-                current = next
-            default:
-                return nil
-            }
-        }
-        return current
     }
 }
