@@ -103,7 +103,8 @@ public actor RoomClient {
 
     /// Prepares a client for one room served by several servers (sharing a database): `urls` are its addresses on
     /// each, all naming the same room. The client starts with the first, and moves to the next after a failed
-    /// attempt or when its server goes away (1001). Other parameters as in ``init(url:name:session:outboxLimit:reconnect:transport:)``.
+    /// attempt or when its server goes away (1001). Other parameters as in
+    /// ``init(url:name:session:outboxLimit:reconnect:transport:)``.
     public init(
         urls: [String], name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
         reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil

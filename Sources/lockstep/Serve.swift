@@ -152,7 +152,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--postgres-timeout must be at least 100ms and --peer-lifetime at least 3s")
         }
         guard sessionLimit > 0 else { throw ValidationError("--session-limit must be positive") }
-        guard drainTimeout >= .milliseconds(100) else { throw ValidationError("--drain-timeout must be at least 100ms") }
+        guard drainTimeout >= .milliseconds(100) else {
+            throw ValidationError("--drain-timeout must be at least 100ms")
+        }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -200,8 +202,8 @@ struct Serve: AsyncParsableCommand {
             storage = try await PostgresRoomStorage(url: postgres, app: app, configuration: options, logger: logger)
         }
         let server = try SyncServer(configuration: configuration, storage: storage, logger: logger)
-        let service = ServerService(
-            server: server, announcement: "lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n")
+        let address = "ws://\(host):\(server.port)/rooms/ROOM"
+        let service = ServerService(server: server, announcement: "lockstep: serving '\(app)' rooms on \(address)\n")
         var group = ServiceGroupConfiguration(
             services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // The drain keeps its own deadline; this only bounds a drain that would not.

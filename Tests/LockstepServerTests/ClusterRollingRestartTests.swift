@@ -103,8 +103,8 @@ import Testing
     /// Sends this client's actions one after the other, a few milliseconds apart, and watches its mirror: patches one
     /// version after the other, no resynchronisation.
     static func runClient(_ index: Int, url: String, acked: Tally) async throws -> ClientReport {
-        let client = try RoomClient(
-            url: url, name: "c\(index)", reconnect: ReconnectPolicy(initialDelay: .milliseconds(50), maxDelay: .seconds(1)))
+        let retry = ReconnectPolicy(initialDelay: .milliseconds(50), maxDelay: .seconds(1))
+        let client = try RoomClient(url: url, name: "c\(index)", reconnect: retry)
         try await client.connect()
         let watcher = Task { () -> ClientReport in
             var report = ClientReport(index: index)

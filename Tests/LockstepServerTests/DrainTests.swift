@@ -86,7 +86,8 @@ import Testing
         _ = try await writer.nextJSON(type: "snapshot")
         let value = String(repeating: "x", count: 4 << 20)
         for n in 1...3 {
-            writer.sendRaw(#"{"type":"action","id":"b\#(n)","action":{"type":"patch","ops":[{"op":"add","path":"/\#(n)","value":"\#(value)"}]}}"#)
+            let add = #"{"op":"add","path":"/\#(n)","value":"\#(value)"}"#
+            writer.sendRaw(#"{"type":"action","id":"b\#(n)","action":{"type":"patch","ops":[\#(add)]}}"#)
             _ = try await writer.nextJSON(type: "ack", timeout: .seconds(30))
         }
 

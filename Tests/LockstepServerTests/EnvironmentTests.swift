@@ -81,7 +81,8 @@ import Testing
         var messages: [String] = []
         for line in lines {
             let json = try? JSON(parsing: Array(line.utf8))
-            #expect(json?["level"]?.stringValue != nil && json?["time"]?.stringValue != nil, "not a JSON log line: \(line)")
+            let fields = json.map { [$0["level"], $0["time"], $0["message"]].allSatisfy { $0?.stringValue != nil } }
+            #expect(fields == true, "not a JSON log line: \(line)")
             if let message = json?["message"]?.stringValue { messages.append(message) }
         }
         #expect(messages.contains("listening"))
@@ -104,7 +105,9 @@ private struct Launched: Sendable {
     let child: ChildProcess
     /// Everything it printed up to and including the line naming its port.
     let before: String
-    var announcement: String { before.split(separator: "\n").first { $0.contains("/rooms/ROOM") }.map(String.init) ?? "" }
+    var announcement: String {
+        before.split(separator: "\n").first { $0.contains("/rooms/ROOM") }.map(String.init) ?? ""
+    }
 
     var port: Int {
         guard let range = announcement.range(of: #":\d+/rooms/ROOM"#, options: .regularExpression) else { return 0 }
@@ -112,7 +115,9 @@ private struct Launched: Sendable {
     }
 
     /// Runs a command that ends by itself: its exit status and everything it printed.
-    static func run(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, output: String) {
+    static func run(
+        _ arguments: [String], environment: [String: String]
+    ) async throws -> (status: Int32, output: String) {
         try await offThePool {
             let child = try ChildProcess(
                 executable: try builtExecutable("lockstep"), arguments: arguments, environment: environment,

@@ -19,9 +19,9 @@ public final class ChildProcess: Sendable {
     private let input: Mutex<Int32>
     private let status = Mutex<Int32?>(nil)
 
-    /// Starts `executable` with `arguments`; with `pipeInput`, the child's stdin is a pipe written by `write`. The child
-    /// inherits this process's environment with `environment` set over it; with `mergeErrors` its stderr goes to the
-    /// same pipe as its stdout.
+    /// Starts `executable` with `arguments`; with `pipeInput`, the child's stdin is a pipe written by `write`. The
+    /// child inherits this process's environment with `environment` set over it; with `mergeErrors` its stderr goes to
+    /// the same pipe as its stdout.
     public init(
         executable: String, arguments: [String], pipeInput: Bool = false, environment: [String: String] = [:],
         mergeErrors: Bool = false
