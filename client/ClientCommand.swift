@@ -24,8 +24,12 @@ struct ClientCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The room's address, ws://HOST:PORT/rooms/ROOM.")
-    var url: String
+    @Argument(
+        help: """
+            The room's address, ws://HOST:PORT/rooms/ROOM; several (servers sharing a database) are tried in turn, \
+            and the client moves to the next when its server goes away.
+            """)
+    var urls: [String]
 
     @Option(help: "The name other clients see.")
     var name: String?
@@ -39,10 +43,15 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: "Commands to run, separated by ';', then exit (non-interactive).")
     var exec: String?
 
+    func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("give the room's address: ws://HOST:PORT/rooms/ROOM") }
+    }
+
     func run() async throws {
+        let url = urls[0]
         let room: RoomClient
         do {
-            room = try RoomClient(url: url, name: name, session: session)
+            room = try RoomClient(urls: urls, name: name, session: session)
             try await room.connect()
         } catch {
             FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))

@@ -13,7 +13,10 @@ public import LockstepTransport
 /// ```
 ///
 /// Reconnections resume with `since=` the mirror's version and `epoch=` its history; a version gap or a patch that
-/// does not apply makes the client reconnect for a fresh snapshot rather than show a wrong state.
+/// does not apply makes the client reconnect for a fresh snapshot rather than show a wrong state. A server that is
+/// going away (close code 1001: it drains on SIGTERM) has answered everything it read, so the client reconnects at
+/// once, without backing off; given several addresses of servers sharing the room (`urls:`), it moves to the next
+/// one then, and after every failed attempt.
 ///
 /// Every change request (`send`, `undo`, `redo`) goes through an outbox and is applied exactly once: the client
 /// names a session (`session=`) and numbers each request (`seq`); while disconnected, requests wait in the outbox
@@ -49,7 +52,10 @@ public actor RoomClient {
     /// The actions not yet in the mirror, in order: apply them over `state` to predict the room's next state.
     public var pendingActions: [JSON] { outbox.predictedActions }
 
-    private let url: RoomURL
+    /// The addresses of servers sharing the room, tried in turn; `current` is the one in use.
+    private let urls: [RoomURL]
+    private var current = 0
+    private var url: RoomURL { urls[current] }
     private let policy: ReconnectPolicy
     private let transport: WebSocketClient
     private let ownsTransport: Bool
@@ -90,14 +96,32 @@ public actor RoomClient {
         url: String, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
         reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
     ) throws(RoomClientError) {
+        try self.init(
+            urls: [url], name: name, session: session, outboxLimit: outboxLimit, reconnect: reconnect,
+            transport: transport)
+    }
+
+    /// Prepares a client for one room served by several servers (sharing a database): `urls` are its addresses on
+    /// each, all naming the same room. The client starts with the first, and moves to the next after a failed
+    /// attempt or when its server goes away (1001). Other parameters as in
+    /// ``init(url:name:session:outboxLimit:reconnect:transport:)``.
+    public init(
+        urls: [String], name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
+        reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
+    ) throws(RoomClientError) {
         let session = session ?? Self.randomSession()
         guard (1...64).contains(session.utf8.count),
             session.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
         else { throw .invalidSession(session) }
         self.session = session
         outbox = Outbox(limit: max(outboxLimit, 1))
-        self.url = try RoomURL(url, name: name, session: session)
-        room = self.url.room
+        var parsed: [RoomURL] = []
+        for url in urls { parsed.append(try RoomURL(url, name: name, session: session)) }
+        guard let first = parsed.first, parsed.allSatisfy({ $0.room == first.room }) else {
+            throw .invalidURL(urls.isEmpty ? "no address given" : "\(urls.joined(separator: " ")): not one room")
+        }
+        self.urls = parsed
+        room = first.room
         policy = reconnect
         if let transport {
             self.transport = transport
@@ -219,10 +243,16 @@ public actor RoomClient {
                 socket = try await WebSocket.connect(url.url(since: since, epoch: epoch), using: transport)
             } catch {
                 if !hasState {
+                    // Each address is tried once before the first connection counts as failed.
+                    if current + 1 < urls.count {
+                        current += 1
+                        continue
+                    }
                     finishConnect(.failure(.connectionFailed(Self.describe(error))))
                     return
                 }
                 failures += 1
+                moveToNextURL()
                 guard await waitBeforeRetry(reason: Self.describe(error), failures: failures) else { return }
                 continue
             }
@@ -254,10 +284,27 @@ public actor RoomClient {
                 finishConnect(.failure(.connectionFailed(reason)))
                 return
             }
+            if socket.closeCode == Self.goingAway {
+                // The server drains: it answered what it read. Another one (or this address again, behind a proxy)
+                // takes the session now.
+                moveToNextURL()
+                if wasSynced {
+                    failures = 0
+                    continue
+                }
+            }
             failures = wasSynced ? 1 : failures + 1
             let reason = socket.closeReason.isEmpty ? "connection closed" : socket.closeReason
             guard await waitBeforeRetry(reason: reason, failures: failures) else { return }
         }
+    }
+
+    /// The close code of a server that is going away (draining): reconnect now.
+    static let goingAway: UInt16 = 1001
+
+    /// The next address, when there are several.
+    private func moveToNextURL() {
+        current = (current + 1) % urls.count
     }
 
     /// Announces the drop and sleeps the backoff delay; false when closed meanwhile.

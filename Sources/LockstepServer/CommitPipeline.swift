@@ -17,6 +17,9 @@ protocol CommitPipeline: AnyObject {
     /// False while changes cannot be committed (the database is unreachable): requests get `unavailable`, and
     /// `/healthz` answers 503.
     var isAvailable: Bool { get }
+    /// Every request handed over has been answered (its ack or error is queued on its connection) and nothing waits
+    /// to be stored: a draining server may say goodbye.
+    var isSettled: Bool { get }
     /// Whether idle rooms leave memory: true when storage can give them back.
     var evictsIdleRooms: Bool { get }
     /// The id (`you`) of the server's `number`th client, distinct among every client of a room.

@@ -20,6 +20,7 @@ final class LocalLogPipeline: LoggingPipeline {
 
     var isAvailable: Bool { true }
     var evictsIdleRooms: Bool { true }
+    var isSettled: Bool { queue.isIdle && !queue.hasWrites && !queue.writeScheduled }
 
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer

@@ -8,6 +8,7 @@ import LockstepTransport
 final class MemoryPipeline: CommitPipeline {
     var isAvailable: Bool { true }
     var evictsIdleRooms: Bool { false }
+    var isSettled: Bool { true }
 
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer

@@ -23,6 +23,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     var isAvailable: Bool { storage.isAvailable }
     var evictsIdleRooms: Bool { true }
+    /// Other servers' commits still being followed do not count: only what this server's clients sent.
+    var isSettled: Bool { states.values.allSatisfy(\.isSettled) }
 
     /// The server's number makes the id distinct among every server's clients of a room.
     func clientID(_ number: Int) -> String { "c\(number)-\(storage.node)" }

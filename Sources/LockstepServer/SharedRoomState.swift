@@ -57,6 +57,9 @@ final class SharedRoomState {
     /// Something waits: a write, a reply, or versions other servers committed.
     func isBehind(version: Int) -> Bool { needsCheck || announced > version }
 
+    /// Nothing this server received waits to be applied, written or answered.
+    var isSettled: Bool { incoming.isEmpty && writing == nil && writes.isIdle }
+
     /// Nothing waits or runs.
     var isIdle: Bool { !pumping && !following && incoming.isEmpty }
 }

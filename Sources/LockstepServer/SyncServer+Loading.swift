@@ -56,6 +56,7 @@ extension SyncServer {
         guard connection.isOpen else { return }
         // The room left memory meanwhile: it is read again.
         guard rooms[name] === room else { return await enter(connection, room: name, grant: grant) }
+        guard !isDraining else { return connection.close(code: Self.goingAway, reason: Self.drainingNotice) }
         connection.resumeReceiving()
         join(connection, to: room, grant: grant)
     }

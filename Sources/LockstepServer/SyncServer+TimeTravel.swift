@@ -35,9 +35,11 @@ extension SyncServer {
         let room = session.room
         let connection = session.connection
         connection.pauseReceiving()
+        requestsBeingRead += 1
         Task {
             let older = await self.storedHistory(of: room, from: version)
-            connection.resumeReceiving()
+            defer { self.requestsBeingRead -= 1 }
+            self.resumeReceiving(connection)
             guard connection.context as? Session === session else { return }
             self.pipeline.submit(.request(request, session, older: older), to: room, server: self)
         }

@@ -39,6 +39,11 @@ public actor SyncServer {
     /// Names this run of the server, so a client without a session is a different author from any client of an
     /// earlier run or another server that got the same client id.
     nonisolated let runID = Room.makeEpoch()
+    /// Set by ``drain()``: health checks and handshakes get 503, and nothing more is read from any client.
+    private(set) var isDraining = false
+    /// Change requests waiting for stored history before they reach the pipeline (a revert past memory); a drain
+    /// waits for them too.
+    var requestsBeingRead = 0
     /// Set by `shutdown`: late timers find the log closed and do nothing.
     private nonisolated let stopped = Atomic(false)
     nonisolated var isStopped: Bool { stopped.load(ordering: .relaxed) }
@@ -101,7 +106,16 @@ public actor SyncServer {
     /// The port the server listens on (useful with port 0).
     public nonisolated var port: Int { transport.port }
 
-    /// Closes every connection and stops the service thread; safe to call more than once.
+    /// Starts the drain: from now on health checks and handshakes get 503 and no client is read from. Returns false
+    /// when a drain had already started.
+    func beginDrain() -> Bool {
+        guard !isDraining else { return false }
+        isDraining = true
+        return true
+    }
+
+    /// Closes every connection and stops the service thread; safe to call more than once. ``drain()`` first answers
+    /// what was read and says goodbye (1001).
     public nonisolated func shutdown() {
         stopped.store(true, ordering: .relaxed)
         transport.shutdown()
@@ -125,6 +139,9 @@ public actor SyncServer {
         if let origin = request.header("origin"), !configuration.allowsOrigin(origin, host: request.header("host")) {
             let text = "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)\n"
             return HTTPResponse(status: 403, text: text)
+        }
+        guard !isDraining else {
+            return HTTPResponse(status: 503, text: Self.drainingNotice + "\n")
         }
         guard connectionCount < configuration.maxConnections else {
             let limit = configuration.maxConnections
@@ -218,6 +235,8 @@ public actor SyncServer {
 
     func receive(_ message: InboundMessage, from connection: WebSocketConnection) {
         guard let session = connection.context as? Session else { return }
+        // Said goodbye while draining: what arrives after it is not taken, and the client sends it again elsewhere.
+        if isDraining, !connection.isOpen { return }
         if let pause = session.limiter.take() { slowDown(session, for: pause) }
         switch message {
         case .tooLarge(let size):
@@ -249,7 +268,13 @@ public actor SyncServer {
     }
 
     private func resumeReading(_ session: Session) {
-        session.connection.resumeReceiving()
+        resumeReceiving(session.connection)
+    }
+
+    /// Reads `connection` again after a pause, unless the server is draining: then nothing more is read.
+    func resumeReceiving(_ connection: WebSocketConnection) {
+        guard !isDraining else { return }
+        connection.resumeReceiving()
     }
 
     private func handle(_ bytes: [UInt8], from session: Session) {
@@ -482,6 +507,7 @@ public actor SyncServer {
         guard request.method == "GET" else { return HTTPResponse(status: 405, text: "method not allowed\n") }
         switch request.path {
         case "/healthz":
+            guard !isDraining else { return HTTPResponse(status: 503, text: Self.drainingNotice + "\n") }
             guard pipeline.isAvailable else {
                 return HTTPResponse(status: 503, text: Self.unavailable + "\n")
             }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Lockstep: AsyncParsableCommand {
@@ -8,4 +9,46 @@ struct Lockstep: AsyncParsableCommand {
         subcommands: [Serve.self, Load.self, Token.self, Replay.self],
         defaultSubcommand: Serve.self
     )
+
+    /// Parses and runs the command; `lockstep serve` first takes the options its command line lacks from the
+    /// environment (``EnvironmentOptions``).
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        var used: [String] = []
+        if servesRooms(arguments) {
+            let environment = EnvironmentOptions(
+                command: Serve.self, environment: ProcessInfo.processInfo.environment)
+            do {
+                (arguments, used) = try environment.completing(arguments)
+            } catch {
+                exit(withError: ValidationError(error.description))
+            }
+        }
+        var command: any ParsableCommand
+        do {
+            command = try await asyncParseAsRoot(arguments)
+        } catch {
+            if !used.isEmpty, exitCode(for: error) != .success {
+                // The parser names options: say which of them came from the environment.
+                let note = "lockstep: from the environment: \(used.joined(separator: ", ")) (flags win over them)\n"
+                FileHandle.standardError.write(Data(note.utf8))
+            }
+            exit(withError: error)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// Whether `arguments` run `lockstep serve`: named, or as the default subcommand (no subcommand, only options).
+    private static func servesRooms(_ arguments: [String]) -> Bool {
+        guard let first = arguments.first else { return true }
+        return first == "serve" || (first.hasPrefix("-") && !["-h", "--help", "--version"].contains(first))
+    }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import LockstepApps
 import LockstepCore
@@ -8,8 +7,10 @@ import LockstepServer
 import LockstepStorage
 import LockstepSQLite
 import Logging
+import ServiceLifecycle
+import UnixSignals
 
-/// `lockstep serve`: runs the server until SIGINT or SIGTERM.
+/// `lockstep serve`: runs the server until SIGTERM or SIGINT, then drains it (see ``ServerService``).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve rooms over WebSocket (ws://HOST:PORT/rooms/ROOM) and HTTP on one port."
@@ -111,6 +112,16 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Bytes of a change's patch and action written to one debug log line; the rest is cut.")
     var auditLimit = 1_024
 
+    @Option(help: "Log lines on stderr: text, or json (one JSON object per line, for a log collector).")
+    var logFormat: LogFormat = .text
+
+    @Option(
+        help: """
+            On SIGTERM: how long the server may take to answer what it read, store it and close every connection \
+            (1001) before it exits.
+            """)
+    var drainTimeout = Duration.seconds(10)
+
     func validate() throws {
         guard App.builtIn.contains(where: { $0.name == app }) else {
             throw ValidationError(
@@ -141,6 +152,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--postgres-timeout must be at least 100ms and --peer-lifetime at least 3s")
         }
         guard sessionLimit > 0 else { throw ValidationError("--session-limit must be positive") }
+        guard drainTimeout >= .milliseconds(100) else {
+            throw ValidationError("--drain-timeout must be at least 100ms")
+        }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -150,6 +164,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logFormat.bootstrap()
         var logger = Logger(label: "lockstep")
         logger.logLevel = logLevel
         var configuration = ServerConfiguration(app: App.builtIn.first { $0.name == app }!)
@@ -174,10 +189,9 @@ struct Serve: AsyncParsableCommand {
         configuration.handshakeTimeout = handshakeTimeout
         configuration.sessionIdle = sessionIdle
         configuration.sessionLimit = sessionLimit
+        configuration.drainTimeout = drainTimeout
         configuration.tokens = try await auth.authority()
 
-        // Listening for signals before anything starts: a SIGTERM sent as soon as the port is printed is not lost.
-        let termination = Self.terminationSignal()
         var storage: PostgresRoomStorage?
         if let postgres {
             configuration.dataDirectory = nil
@@ -188,30 +202,12 @@ struct Serve: AsyncParsableCommand {
             storage = try await PostgresRoomStorage(url: postgres, app: app, configuration: options, logger: logger)
         }
         let server = try SyncServer(configuration: configuration, storage: storage, logger: logger)
-        // Unbuffered, so scripts reading the port see it at once.
-        FileHandle.standardOutput.write(
-            Data("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n".utf8))
-        let signal = await termination.value
-        logger.info("shutting down", metadata: ["signal": "\(signal)"])
-        server.shutdown()
-    }
-
-    /// Catches SIGINT and SIGTERM from now on; the task ends with the number of the first to arrive, whenever it is
-    /// awaited.
-    private static func terminationSignal() -> Task<Int32, Never> {
-        let (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            sources.append(source)
-        }
-        return Task { [sources] in
-            defer { withExtendedLifetime(sources) {} }
-            for await number in signals { return number }
-            return SIGTERM
-        }
+        let address = "ws://\(host):\(server.port)/rooms/ROOM"
+        let service = ServerService(server: server, announcement: "lockstep: serving '\(app)' rooms on \(address)\n")
+        var group = ServiceGroupConfiguration(
+            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // The drain keeps its own deadline; this only bounds a drain that would not.
+        group.maximumGracefulShutdownDuration = drainTimeout + .seconds(2)
+        try await ServiceGroup(configuration: group).run()
     }
 }

@@ -152,6 +152,19 @@ struct ExecutableTests {
         }
     }
 
+    /// Given several addresses, the client tries them in turn: the first server is gone, the second takes it.
+    @Test func severalAddressesAreTriedInTurn() async throws {
+        let gone = try await withServer(app: .counter) { $0.port }
+        try await withServer(app: .counter) { server in
+            let client = try ClientProcess(arguments: [
+                "ws://127.0.0.1:\(gone)/rooms/turn", roomURL(server, "turn"), "--exec", "+; +",
+            ])
+            let (_, status) = try await client.finish()
+            #expect(status == 0)
+            #expect(try await fetchRoom(port: server.port, room: "turn").version == 2)
+        }
+    }
+
     @Test func connectionFailureExitsNonZero() async throws {
         let port = try await withServer(app: .counter) { $0.port }
         let client = try ClientProcess(arguments: ["ws://127.0.0.1:\(port)/rooms/x", "--exec", "+"])

@@ -31,6 +31,20 @@ final class NodeProcess: Sendable {
         running?.kill9()
     }
 
+    /// SIGTERM, as a deployment stops a node: it drains. Its exit status and how long that took; nothing when it is
+    /// not running.
+    func terminate() async -> (status: Int32, took: Duration)? {
+        let running = process.withLock { process in
+            defer { process = nil }
+            return process
+        }
+        guard let running else { return nil }
+        let start = ContinuousClock.now
+        running.child.send(SIGTERM)
+        let status = (try? await offThePool { running.child.waitForExit() }) ?? -1
+        return (status, ContinuousClock.now - start)
+    }
+
     /// Starts the node again on its port; a start that fails (the port still held by the killed process's closing
     /// connections) is tried again.
     func restart() async throws {

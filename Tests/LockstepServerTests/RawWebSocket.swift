@@ -1,6 +1,8 @@
 import Glibc
 import LockstepJSON
 import LockstepTestSupport
+// `timeval` members resolve through this shim once another module of the test target imports it.
+import SwiftOverlayShims
 
 /// A WebSocket client written by hand over a POSIX socket, for handshakes the test client cannot
 /// make (extra headers) and for reading exactly what the server sends first.
@@ -8,12 +10,18 @@ struct RawWebSocket {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects and sends the upgrade request; `status` is the HTTP status the server answered with.
-    init(port: Int, path: String, headers: [String] = [], timeoutSeconds: Int = 10) throws {
+    /// Connects and sends the upgrade request; `status` is the HTTP status the server answered with. A small
+    /// `receiveBufferBytes` makes a client that does not read hold the server's writes back sooner.
+    init(
+        port: Int, path: String, headers: [String] = [], timeoutSeconds: Int = 10, receiveBufferBytes: Int32? = nil
+    ) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var bytes = receiveBufferBytes {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         try RawSocket.connect(fd, port: port)
         let request = [
             "GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",

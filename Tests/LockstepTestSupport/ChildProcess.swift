@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// A child process started with `posix_spawn`, for what only a real process shows (`kill -9`, exit codes, a CLI
-/// driven through its stdin and stdout). Its stderr goes to /dev/null; no other descriptor of the tests is inherited.
+/// driven through its stdin and stdout). Its stderr goes to /dev/null (or with its stdout); no other descriptor of the
+/// tests is inherited.
 ///
 /// Foundation's `Process` is not used: on Linux it lists `/proc/self/fd` by copying each entry's whole 256-byte name
 /// field, which can read past the end of the directory buffer, and it crashed test runs in which other tests held
@@ -18,8 +19,13 @@ public final class ChildProcess: Sendable {
     private let input: Mutex<Int32>
     private let status = Mutex<Int32?>(nil)
 
-    /// Starts `executable` with `arguments`; with `pipeInput`, the child's stdin is a pipe written by `write`.
-    public init(executable: String, arguments: [String], pipeInput: Bool = false) throws(ChildProcessError) {
+    /// Starts `executable` with `arguments`; with `pipeInput`, the child's stdin is a pipe written by `write`. The
+    /// child inherits this process's environment with `environment` set over it; with `mergeErrors` its stderr goes to
+    /// the same pipe as its stdout.
+    public init(
+        executable: String, arguments: [String], pipeInput: Bool = false, environment: [String: String] = [:],
+        mergeErrors: Bool = false
+    ) throws(ChildProcessError) {
         var outputPipe: [Int32] = [-1, -1]
         var inputPipe: [Int32] = [-1, -1]
         // One spawn at a time: a child spawned by another thread between pipe() and FD_CLOEXEC would inherit this
@@ -39,7 +45,11 @@ public final class ChildProcess: Sendable {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
         posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if mergeErrors {
+            posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         // Every other open descriptor is closed explicitly.
         for descriptor in Self.openDescriptors() where descriptor > 2 && !outputPipe.contains(descriptor)
             && !inputPipe.contains(descriptor)
@@ -49,8 +59,12 @@ public final class ChildProcess: Sendable {
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { $1 }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for variable in envp { free(variable) } }
         var child = pid_t()
-        let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        let result = posix_spawn(&child, executable, &actions, nil, argv, envp)
         close(outputPipe[1])
         if pipeInput { close(inputPipe[0]) }
         guard result == 0 else {

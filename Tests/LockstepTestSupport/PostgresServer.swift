@@ -167,7 +167,7 @@ public final class PostgresServer: Sendable {
     }
 
     /// A port the kernel just gave a socket bound to 127.0.0.1, released for the server to take.
-    private static func freePort() throws(PostgresServerError) -> Int {
+    public static func freePort() throws(PostgresServerError) -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw .failed("socket", String(cString: strerror(errno))) }
         defer { close(descriptor) }

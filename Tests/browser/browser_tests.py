@@ -2,7 +2,8 @@
 servers.
 
 A test page on its own origin imports /lockstep.js from the server (CORS), runs the RFC 6902 community tests, then
-converges with two Swift clients (lockstep-client) under random actions and survives a server restart by resuming.
+converges with two Swift clients (lockstep-client) under random actions, survives a server restart by resuming, and moves
+to its next address at once when its server drains (close 1001).
 The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
 Run from the project root after `swift build`; prints one line per check and "N passed, M failed". With
 LOCKSTEP_SCREENSHOTS=DIR it saves the inspector's screenshots there (`make screenshots`: docs/images).
@@ -192,6 +193,35 @@ def restart(driver, server):
           result["status"] == "open", result)
 
 
+def going_away(driver, server, page_origin):
+    """A server that drains closes with 1001: the page's client moves to the next address at once, not after its
+    five-second backoff."""
+    other = Server(free_port(), tempfile.mkdtemp(prefix="lockstep-other-"), arguments=["--allowed-origin", page_origin])
+    try:
+        run_page(driver, """
+            const [urls] = args;
+            window.away = await lockstep.connectRoom(urls, {reconnectDelay: 5000, maxReconnectDelay: 5000});
+            for (let i = 0; i < 3; i++) await away.send({type: "increment"});
+        """, [f"ws://127.0.0.1:{server.port}/rooms/away", f"ws://127.0.0.1:{other.port}/rooms/away"])
+        started = time.time()
+        server.stop()
+        result = run_page(driver, """
+            const deadline = Date.now() + 4000;
+            while (!(away.status === "open" && away.state.count === 0) && Date.now() < deadline) {
+                await new Promise((r) => setTimeout(r, 20));
+            }
+            const version = await away.send({type: "increment"});
+            return {status: away.status, version};
+        """)
+        took = time.time() - started
+        check("on 1001 the browser moved to the next server at once", result == {"status": "open", "version": 1}
+              and took < 2.5, f"{result} after {took:.1f} s")
+        check("the drained server exited 0", server.process.returncode == 0, server.process.returncode)
+    finally:
+        other.stop()
+        server.start()
+
+
 class Watcher:
     """A second client of the room, on a plain socket: it sees what the inspector's buttons do to the room."""
 
@@ -344,6 +374,7 @@ document.title = "ready";
         rfc6902_tests(driver)
         convergence(driver, server)
         restart(driver, server)
+        going_away(driver, server, page_origin)
         inspector(driver, todos)
         read_token_inspector(driver)
     except Exception as error:  # a check that could not run is a failure, not a crash

@@ -8,7 +8,11 @@
 // The room's state is a mirror of the server's: snapshots replace it, patches (RFC 6902) move it one version at a
 // time, and a version gap makes the client ask for a fresh snapshot. Requests carry a session and a sequence number,
 // so after a dropped connection the client resumes (`since=`, `epoch=`) and sends again only what the server has not
-// acknowledged: every request is applied exactly once.
+// acknowledged: every request is applied exactly once. A server that is going away (close code 1001: it drains on
+// SIGTERM) has answered everything it read: the client reconnects at once, to the next address when given several.
+
+/** The close code of a server going away (draining on SIGTERM). */
+const GOING_AWAY = 1001;
 
 /** Why a request failed: the server's error code (`rejected`, `nothing_to_undo`, ...) and its message. */
 export class LockstepError extends Error {
@@ -19,7 +23,11 @@ export class LockstepError extends Error {
   }
 }
 
-/** Connects to `url` (`ws://HOST:PORT/rooms/ROOM`); resolves once the room's state has arrived. */
+/**
+ * Connects to `url` (`ws://HOST:PORT/rooms/ROOM`), or to the first of several addresses of servers sharing the room
+ * (an array: the client moves to the next after a failed attempt or a server going away); resolves once the room's
+ * state has arrived.
+ */
 export async function connectRoom(url, options = {}) {
   const room = new Room(url, options);
   await room.ready;
@@ -29,7 +37,9 @@ export async function connectRoom(url, options = {}) {
 /** One room, kept in step with the server. Create it with `connectRoom`. */
 export class Room {
   constructor(url, { name, session, token, maxPending = 1000, reconnectDelay = 100, maxReconnectDelay = 5000 } = {}) {
-    this.url = url;
+    /** The addresses tried in turn; `urls[urlIndex]` is the one in use. */
+    this.urls = Array.isArray(url) ? url : [url];
+    this.urlIndex = 0;
     this.name = name;
     this.session = session ?? randomSession();
     this.token = token;
@@ -113,7 +123,7 @@ export class Room {
   }
 
   open() {
-    const url = new URL(this.url);
+    const url = new URL(this.urls[this.urlIndex]);
     url.searchParams.set("session", this.session);
     if (this.name) url.searchParams.set("name", this.name);
     if (this.token) url.searchParams.set("token", this.token);
@@ -132,6 +142,13 @@ export class Room {
         return;
       }
       this.setStatus("offline");
+      this.urlIndex = (this.urlIndex + 1) % this.urls.length;
+      if (event.code === GOING_AWAY && this.attempt === 0) {
+        // The server drains and answered what it read: reconnect now (the next open resets `attempt` once synced).
+        this.attempt = 1;
+        this.retryTimer = setTimeout(() => this.open(), 0);
+        return;
+      }
       const delay = Math.min(this.maxReconnectDelay, this.reconnectDelay * 2 ** this.attempt);
       this.attempt += 1;
       this.retryTimer = setTimeout(() => this.open(), delay * (0.5 + Math.random() / 2));

@@ -1,0 +1,130 @@
+import Foundation
+import Glibc
+import LockstepCore
+import LockstepJSON
+import LockstepTestSupport
+import LockstepTransport
+import Testing
+
+/// `lockstep serve` leaving on SIGTERM (PROTOCOL.md, "A server that leaves"), as a real process over real sockets:
+/// readiness off at once, every request read answered and stored, close 1001, exit 0 within `--drain-timeout`.
+@Suite(.timeLimit(.minutes(3))) struct DrainTests {
+    static let drainTimeout = Duration.seconds(3)
+
+    /// A client with a session streams increments while the server is told to stop.
+    @Test func sigtermAnswersWhatWasReadStoresItClosesWith1001AndExitsZero() async throws {
+        let directory = NSTemporaryDirectory() + "lockstep-drain-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let arguments = [
+            "--app", "counter", "--data", directory, "--rate-limit", "0", "--drain-timeout", "3s",
+        ]
+        let server = try await offThePool { try ServerProcess(arguments: arguments) }
+        let port = server.port
+        let client = try await TestClient.connect(
+            port: port, room: "drain", query: "session=s1", using: sharedTransport)
+        _ = try await client.nextJSON(type: "snapshot")
+        func increment(_ seq: Int) {
+            client.sendRaw(#"{"type":"action","id":"a\#(seq)","seq":\#(seq),"action":{"type":"increment"}}"#)
+        }
+        // First a history, so the drain below starts in a room with versions behind it.
+        let backlog = 2_000
+        for seq in 1...backlog { increment(seq) }
+        _ = try await client.next { if case .ack("a\(backlog)", _) = $0 { true } else { false } }
+        let total = 3_000
+        for seq in (backlog + 1)...(backlog + total) { increment(seq) }
+        // The server is working through them when it is told to stop.
+        _ = try await client.nextJSON(type: "ack")
+        let signalled = ContinuousClock.now
+        server.child.send(SIGTERM)
+
+        // Every request the server read is answered, in order, and nothing else arrives before the 1001.
+        let messages = await client.drain(timeout: .seconds(10))
+        let acked = messages.compactMap { message -> String? in
+            if case .ack(let id, _) = message { return id }
+            return nil
+        }
+        let errors = messages.filter { if case .error = $0 { true } else { false } }
+        #expect(errors.isEmpty)
+        #expect(acked.count >= 1 && acked.count < total, "the drain should stop the stream part way")
+        #expect(acked == (1...acked.count).map { "a\(backlog + 1 + $0)" })
+        #expect(client.socket.closeCode == 1001)
+
+        let status = await exitStatus(of: server)
+        let took = ContinuousClock.now - signalled
+        #expect(status == 0)
+        #expect(took < Self.drainTimeout + .seconds(2), "the drain took \(took)")
+
+        // Everything acknowledged is stored, and nothing that was not: the room counts exactly the acks (the first
+        // ack was read above), and the session's mark is the last of them.
+        let restarted = try await offThePool { try ServerProcess(arguments: arguments) }
+        defer { restarted.terminate() }
+        let room = try await HTTPGet(port: restarted.port, path: "/rooms/drain")
+        #expect(room.json?["state"]?["count"]?.intValue == backlog + acked.count + 1)
+        let again = try await TestClient.connect(
+            port: restarted.port, room: "drain", query: "session=s1", using: sharedTransport)
+        let snapshot = try await again.nextJSON(type: "snapshot")
+        #expect(snapshot["seq"]?.intValue == backlog + acked.count + 1)
+        again.close()
+    }
+
+    /// A client that reads nothing while megabytes are queued for it keeps its close frame from leaving: the drain
+    /// lasts its whole timeout, long enough to watch readiness from outside, and the server still exits 0 within it.
+    @Test func readinessIsOffDuringTheDrainWhichEndsAtItsTimeout() async throws {
+        let arguments = [
+            "--app", "json", "--memory", "--rate-limit", "0", "--max-frame", "\(8 << 20)", "--queue-limit",
+            "\(256 << 20)", "--drain-timeout", "3s",
+        ]
+        let server = try await offThePool { try ServerProcess(arguments: arguments) }
+        let port = server.port
+        let silent = try await offThePool { () throws -> RawWebSocket in
+            var socket = try RawWebSocket(port: port, path: "/rooms/big", receiveBufferBytes: 2_048)
+            guard try socket.status() == 101 else { throw RawSocketError.failed("not upgraded") }
+            return socket
+        }
+        defer { silent.close() }
+        let writer = try await TestClient.connect(port: port, room: "big", using: sharedTransport)
+        _ = try await writer.nextJSON(type: "snapshot")
+        let value = String(repeating: "x", count: 4 << 20)
+        for n in 1...3 {
+            let add = #"{"op":"add","path":"/\#(n)","value":"\#(value)"}"#
+            writer.sendRaw(#"{"type":"action","id":"b\#(n)","action":{"type":"patch","ops":[\#(add)]}}"#)
+            _ = try await writer.nextJSON(type: "ack", timeout: .seconds(30))
+        }
+
+        let signalled = ContinuousClock.now
+        server.child.send(SIGTERM)
+        var health = try await HTTPGet(port: port, path: "/healthz")
+        while health.status == 200, ContinuousClock.now - signalled < .seconds(1) {
+            health = try await HTTPGet(port: port, path: "/healthz")
+        }
+        #expect(health.status == 503)
+        #expect(health.text.contains("shutting down"))
+        let handshake = try await offThePool { () throws -> Int in
+            var socket = try RawWebSocket(port: port, path: "/rooms/big")
+            defer { socket.close() }
+            return try socket.status()
+        }
+        #expect(handshake == 503)
+        #expect(await writer.closeCode() == 1001)
+
+        let status = await exitStatus(of: server)
+        let took = ContinuousClock.now - signalled
+        #expect(status == 0)
+        #expect(took >= Self.drainTimeout - .milliseconds(500), "the drain took \(took): it did not wait")
+        #expect(took < Self.drainTimeout + .seconds(2), "the drain took \(took)")
+    }
+
+    /// An idle server (no client) drains at once: it does not wait out its timeout.
+    @Test func anIdleServerExitsAtOnce() async throws {
+        let server = try await offThePool { try ServerProcess(arguments: ["--memory", "--drain-timeout", "30s"]) }
+        let signalled = ContinuousClock.now
+        server.child.send(SIGTERM)
+        let status = await exitStatus(of: server)
+        #expect(status == 0)
+        #expect(ContinuousClock.now - signalled < .seconds(5))
+    }
+
+    private func exitStatus(of server: ServerProcess) async -> Int32 {
+        (try? await offThePool { server.child.waitForExit() }) ?? -1
+    }
+}
