@@ -19,18 +19,35 @@ public struct PathView: Hashable, Sendable, CustomStringConvertible {
         state.value(at: path) ?? .null
     }
 
-    /// How a change of `operations` looks from this view, or nil when it leaves the view as it was. `state` gives
-    /// the room's state after the change; it is read only when the view's whole value is replaced.
-    public func project(_ operations: JSONPatch, after state: () throws -> JSON) rethrows -> JSONPatch? {
+    /// What a change does to the view.
+    public enum Projection: Sendable, Equatable {
+        /// The view's operations, relative to it.
+        case patched(JSONPatch)
+        /// The view may have changed as a whole: its value after the change (null where the pointer no longer
+        /// resolves). Sent as one `replace` of `""` when it differs from the view's value before.
+        case replaced(JSON)
+
+        /// The operations a client of the view applies.
+        public var operations: JSONPatch {
+            switch self {
+            case .patched(let patch): patch
+            case .replaced(let value): JSONPatch([.replace(path: .root, value: value)])
+            }
+        }
+    }
+
+    /// How a change of `operations` looks from this view, or nil when it cannot touch the view. `state` gives the
+    /// room's state after the change; it is read only when the view may have changed as a whole.
+    public func project(_ operations: JSONPatch, after state: () throws -> JSON) rethrows -> Projection? {
         var relative: [PatchOperation] = []
         for operation in operations.operations {
             switch reach(of: operation) {
             case .none: continue
-            case .whole: return JSONPatch([.replace(path: .root, value: value(in: try state()))])
+            case .whole: return .replaced(value(in: try state()))
             case .inside(let moved): relative.append(moved)
             }
         }
-        return relative.isEmpty ? nil : JSONPatch(relative)
+        return relative.isEmpty ? nil : .patched(JSONPatch(relative))
     }
 
     public var description: String { path.description }

@@ -12,12 +12,16 @@ final class Room {
         let version: Int
         let cause: Cause
         let frame: OutboundFrame
+        /// The patch as each view it touched sees it, until it is released.
+        var views: [PathView: OutboundFrame] = [:]
     }
 
     let name: String
     var store: any RoomStore
     /// Every released patch and presence, once for all clients; each client's connection follows it.
     let stream: BroadcastStream
+    /// The views clients follow (`?path=`), each with its own stream; a view goes when its last client leaves.
+    private(set) var views: [PathView: ViewStream] = [:]
     /// Clients in join order (presence lists them so).
     private(set) var sessions: [Session] = []
     /// Clients whose snapshot is ahead of the released version (changes were being written when they joined):
@@ -67,6 +71,48 @@ final class Room {
         sessions.removeAll { $0 === session }
         waiting.removeAll { $0 === session }
         session.connection.unfollow()
+        if let view = session.view, !sessions.contains(where: { $0.view == view }) { views[view] = nil }
+    }
+
+    /// The stream of `view`, opened at the room's version if no client follows it yet.
+    func stream(of view: PathView, make: () -> BroadcastStream) -> ViewStream {
+        if let existing = views[view] { return existing }
+        let state = (try? store.stateJSON()) ?? .null
+        let opened = ViewStream(
+            view: view, stream: make(), startVersion: store.version, value: view.value(in: state),
+            resumeWindow: resumeWindow)
+        views[view] = opened
+        return opened
+    }
+
+    /// How a change looks from each view in use: the patch message it gets, with `cause`; views it leaves as they
+    /// were get nothing. `state` is the room's state after the change.
+    func project(
+        _ ops: JSONPatch, version: Int, cause: Cause, undo: Int, redo: Int, after state: () throws -> JSON
+    ) -> [PathView: OutboundFrame] {
+        guard !views.isEmpty else { return [:] }
+        var cached: JSON?
+        let read = { () throws -> JSON in
+            if let cached { return cached }
+            let value = try state()
+            cached = value
+            return value
+        }
+        var frames: [PathView: OutboundFrame] = [:]
+        for (view, stream) in views {
+            guard let projection = try? view.project(ops, after: read),
+                let projected = stream.accept(projection, after: read)
+            else { continue }
+            let message = ServerMessage.patch(version: version, ops: projected, cause: cause, undo: undo, redo: redo)
+            frames[view] = OutboundFrame(text: message.serialized())
+        }
+        return frames
+    }
+
+    /// The room's state went back (a write taken back): each view's value is read again.
+    func resetViews() {
+        guard !views.isEmpty, let state = try? store.stateJSON() else { return }
+        for stream in views.values { stream.reset(to: state) }
     }
 
     /// Has `session`'s client receive the room's broadcasts from now on: at once if its mirror is at the released
@@ -77,8 +123,13 @@ final class Room {
             waiting.append(session)
             return false
         }
-        session.connection.follow(stream)
+        session.connection.follow(stream(followedBy: session))
         return true
+    }
+
+    /// The stream `session`'s client follows: its view's, or the whole room's.
+    private func stream(followedBy session: Session) -> BroadcastStream {
+        session.view.flatMap { views[$0]?.stream } ?? stream
     }
 
     /// The newest version whose patch went out; the store may be ahead while changes are being written.
@@ -89,14 +140,17 @@ final class Room {
     /// Broadcasts a patch whose change is stored, and remembers it for resuming clients and `history`; returns the
     /// clients that were waiting for it, now following the stream.
     func release(_ patch: LoggedPatch) -> [Session] {
-        log.append(patch)
+        var logged = patch
+        logged.views = [:]
+        log.append(logged)
         if log.count > resumeWindow { log.removeFirst() }
         releasedVersion = patch.version
         stream.append(patch.frame)
+        for (view, frame) in patch.views { views[view]?.release(frame, version: patch.version) }
         guard !waiting.isEmpty else { return [] }
         let caughtUp = waiting.filter { $0.syncedVersion <= releasedVersion }
         waiting.removeAll { $0.syncedVersion <= releasedVersion }
-        for session in caughtUp { session.connection.follow(stream) }
+        for session in caughtUp { session.connection.follow(stream(followedBy: session)) }
         return caughtUp
     }
 
@@ -121,10 +175,14 @@ final class Room {
     }
 
     /// A snapshot for client `you`, with its session's mark `seq`; the state is encoded once per version.
-    func snapshot(for you: String, seq: Int? = nil) throws(StoreError) -> OutboundFrame {
+    func snapshot(
+        for you: String, seq: Int? = nil, view: PathView? = nil, path: String? = nil
+    ) throws(StoreError) -> OutboundFrame {
         let version = store.version
         let stateBytes: [UInt8]
-        if let cachedState, cachedState.version == version {
+        if let view {
+            stateBytes = view.value(in: try store.stateJSON()).serialized()
+        } else if let cachedState, cachedState.version == version {
             stateBytes = cachedState.bytes
         } else {
             stateBytes = try store.stateJSON().serialized()
@@ -141,6 +199,10 @@ final class Room {
         bytes += stateBytes
         bytes += Array(",\"undo\":\(store.history.undoCount),\"redo\":\(store.history.redoCount),\"epoch\":".utf8)
         bytes += JSON.string(epoch).serialized()
+        if let path {
+            bytes += Array(#","path":"#.utf8)
+            bytes += JSON.string(path).serialized()
+        }
         bytes += Array((seq.map { ",\"seq\":\($0)}" } ?? "}").utf8)
         return OutboundFrame(text: bytes)
     }

@@ -1,5 +1,6 @@
 import DequeModule
 import LockstepCore
+import LockstepJSON
 import LockstepTransport
 
 /// One client connection in one room, as the server sees it.
@@ -19,6 +20,8 @@ final class Session {
     /// The token's subject and role, for causes and the reducer's context; nil without tokens.
     let subject: String?
     let role: AccessRole?
+    /// The part of the room the client follows; nil for the whole room (no `path=`, or the empty pointer).
+    let view: PathView?
     var limiter: RateLimiter
     /// The version this client's mirror has reached (its snapshot's, or its resume's); patches up to it are not
     /// sent again.
@@ -42,11 +45,18 @@ final class Session {
         self.canWrite = grant.map { $0.role == .write } ?? true
         self.subject = grant?.subject
         self.role = grant?.role
+        self.view = connection.query["path"].flatMap { try? JSONPointer($0) }.flatMap {
+            $0.isRoot ? nil : PathView(path: $0)
+        }
         self.limiter = RateLimiter(perSecond: rateLimit)
         self.syncedVersion = room.releasedVersion
     }
 
     var peer: Peer { Peer(client: client, name: name) }
+
+    /// The `path=` the client asked for, as given (its snapshot and resume echo it).
+    var path: String? { connection.query["path"] }
+
 
     /// Who this client is to the reducer and in causes; `run` makes its connection unique beyond this server run.
     func sender(run: String) -> Sender {

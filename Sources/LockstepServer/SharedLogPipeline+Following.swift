@@ -113,6 +113,8 @@ extension SharedLogPipeline {
         guard let first = fresh.first else { return true }
         guard first.version == room.store.version + 1 else { return false }
         let replay: RoomReplay
+        // The state before them, when views need each change's state after it.
+        var document = room.views.isEmpty ? nil : try? room.store.stateJSON()
         do {
             replay = try RoomReplay(continuing: room.store, with: Array(fresh), app: server.configuration.app)
         } catch {
@@ -120,9 +122,10 @@ extension SharedLogPipeline {
         }
         room.store = replay.store
         for change in fresh where change.version <= replay.store.version {
-            guard let patch = SyncServer.loggedPatch(change),
+            guard var patch = SyncServer.loggedPatch(change),
                 let inverse = try? change.parsedRecord().inverse
             else { return false }
+            SyncServer.project(change, into: &patch, document: &document, room: room)
             room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
             room.changesSinceSnapshot += 1
             server.broadcast(patch, in: room)

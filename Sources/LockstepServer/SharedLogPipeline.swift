@@ -247,6 +247,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         }
         room.timeline.forget(after: before.version)
         room.forgetEncodedState()
+        room.resetViews()
         room.changesSinceSnapshot = max(0, room.changesSinceSnapshot - state.batchRows.count)
         for mark in state.batchMarks { room.marks.rollBack(mark.session) }
         if state.batchEpoch { room.epochStored = false }

@@ -35,7 +35,7 @@ extension SyncServer {
             return HTTPResponse(status: 404, text: "\(error.message)\n")
         }
         guard read.isLog else {
-            let body: JSON = ["room": .string(room.name), "version": .int(start), "state": state]
+            let body = read.body(room: room.name, version: start, state: state, epoch: nil)
             return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
         }
         let snapshot: JSON = [

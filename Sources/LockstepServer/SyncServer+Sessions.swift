@@ -52,7 +52,9 @@ extension Session {
 extension Room {
     /// A snapshot for `session`'s client, with its session's stored mark when it has one.
     func snapshot(for session: Session) throws(StoreError) -> OutboundFrame {
-        try snapshot(for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0) })
+        try snapshot(
+            for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0) }, view: session.view,
+            path: session.path)
     }
 
     /// The `resume` message for `session` at `version`, with the room's epoch and the session's mark.
@@ -61,6 +63,7 @@ extension Room {
         else { preconditionFailure("a resume is an object") }
         message["epoch"] = .string(epoch)
         if let name = session.sessionName { message["seq"] = .int(marks.storedSeq(for: name)) }
+        if let path = session.path { message["path"] = .string(path) }
         return OutboundFrame(text: JSON.object(message).serialized())
     }
 

@@ -136,6 +136,7 @@ public actor SyncServer {
         if let refusal = SessionName.refusal(query: request.query) {
             return HTTPResponse(status: 400, text: refusal)
         }
+        if let path = request.query["path"], let refusal = Self.pathRefusal(path) { return refusal }
         if let origin = request.header("origin"), !configuration.allowsOrigin(origin, host: request.header("host")) {
             let text = "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)\n"
             return HTTPResponse(status: 403, text: text)
@@ -174,11 +175,14 @@ public actor SyncServer {
         connectionCount += 1
         metrics.connections.increment()
 
+        let viewStream = session.view.map { room.stream(of: $0, make: makeStream) }
         if let since = connection.query["since"].flatMap(Int.init),
-            room.isResumable(fromEpoch: connection.query["epoch"]), let missed = room.patches(after: since)
+            room.isResumable(fromEpoch: connection.query["epoch"]),
+            let missed = viewStream.map({ $0.patches(after: since, released: room.releasedVersion) })
+                ?? room.patches(after: since)?.map(\.frame)
         {
             connection.send(room.resumeFrame(for: session, at: since))
-            for patch in missed { connection.send(patch.frame) }
+            for frame in missed { connection.send(frame) }
         } else {
             sendSnapshot(to: session, in: room)
         }
@@ -376,7 +380,10 @@ public actor SyncServer {
             undo: room.store.history.undoCount, redo: room.store.history.redoCount
         )
         let bytes = message.serialized()
-        let patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
+        var patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
+        patch.views = room.project(
+            change.patch, version: change.version, cause: cause, undo: room.store.history.undoCount,
+            redo: room.store.history.redoCount, after: { try room.store.stateJSON() })
         audit(change, in: room, cause: cause)
         room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
         let record = ChangeRecord(change, authors: room.store.history.authors)
@@ -520,6 +527,7 @@ public actor SyncServer {
             if let page = pageResponse(to: request) { return page }
             guard let read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: read.room) { return refusal }
+            if let path = read.path, let refusal = Self.pathRefusal(path) { return refusal }
             // Answered once the room is read (when not in memory) and, for a past version, its history.
             let promise = HTTPPromise()
             Task { promise.complete(with: await self.answer(read)) }
@@ -540,10 +548,8 @@ public actor SyncServer {
         }
         if let answer = await timeTravelResponse(to: read, in: room) { return answer }
         do {
-            let body: JSON = [
-                "room": .string(room.name), "version": .int(room.store.version),
-                "state": try room.store.stateJSON(), "epoch": .string(room.epoch),
-            ]
+            let body = read.body(
+                room: room.name, version: room.store.version, state: try room.store.stateJSON(), epoch: room.epoch)
             return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
         } catch {
             return HTTPResponse(status: 500, text: "\(error)\n")

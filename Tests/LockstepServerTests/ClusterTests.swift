@@ -393,26 +393,34 @@ func clusterNode(
     @Test func serversRecoverFromDroppedConnectionsAndARestartedDatabase() async throws {
         // A short timeout: a call caught by the restart fails (and is answered unavailable) instead of waiting it out.
         try await withCluster(nodes: 2, operationTimeout: .seconds(3)) { postgres, servers in
-            let clients = [
-                try await TestClient.connect(servers[0], room: "t", query: "session=a", using: sharedTransport),
-                try await TestClient.connect(servers[1], room: "t", query: "session=b", using: sharedTransport),
-            ]
-            for client in clients { _ = try await client.nextJSON(type: "snapshot") }
-            // Each client sends its numbered increments until acknowledged, whatever the database goes through.
+            // Each client sends its numbered increments until acknowledged, whatever the database goes through; sent
+            // away when a write's outcome is unknown, it resumes with its session and sends the request again.
             let perClient = 150
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for client in clients {
+                for (index, server) in servers.enumerated() {
                     group.addTask {
+                        var client: TestClient?
                         var seq = 1
                         while seq <= perClient {
-                            client.sendRaw(ClusterProcessTests.increment(seq))
-                            let answer = try await client.next(timeout: .seconds(20)) { message in
-                                switch message {
-                                case .ack(let id, _), .error(let id, _, _): id == "\(seq)"
-                                default: false
+                            do {
+                                if client == nil {
+                                    let joined = try await TestClient.connect(
+                                        server, room: "t", query: "session=s\(index)", using: sharedTransport)
+                                    _ = try await joined.nextJSON(type: "snapshot")
+                                    client = joined
                                 }
+                                client?.sendRaw(ClusterProcessTests.increment(seq))
+                                let answer = try await client?.next(timeout: .seconds(20)) { message in
+                                    switch message {
+                                    case .ack(let id, _), .error(let id, _, _): id == "\(seq)"
+                                    default: false
+                                    }
+                                }
+                                if case .ack? = answer { seq += 1 } else { try await Task.sleep(for: .milliseconds(50)) }
+                            } catch {
+                                client = nil
+                                try await Task.sleep(for: .milliseconds(100))
                             }
-                            if case .ack = answer { seq += 1 } else { try await Task.sleep(for: .milliseconds(50)) }
                         }
                     }
                 }

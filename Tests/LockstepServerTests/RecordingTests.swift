@@ -65,7 +65,9 @@ import LockstepTestSupport
             #expect(response.head.contains("content-type: application/x-ndjson"))
             let lines = response.body.split(separator: 10).map(Array.init)
             #expect(lines.count == 8)
-            #expect(try JSON(parsing: lines[0]) == ["type": "snapshot", "room": "test", "version": 4, "state": states[4]])
+            let first = try JSON(parsing: lines[0])
+            let epoch = try #require(first["epoch"])
+            #expect(first == ["type": "snapshot", "room": "test", "version": 4, "state": states[4], "epoch": epoch])
 
             // What the client received for versions 5 to 11, as the server sent it.
             let received = await client.frames.filter { frame in
@@ -91,7 +93,8 @@ import LockstepTestSupport
             _ = try await client.nextSnapshotState()
             let empty = try await HTTPGet(port: server.port, path: "/rooms/test/log")
             #expect(empty.status == 200)
-            #expect(empty.lines == [["type": "snapshot", "room": "test", "version": 0, "state": ["count": 0]]])
+            let epoch = try #require(empty.lines.first?["epoch"])
+            #expect(empty.lines == [["type": "snapshot", "room": "test", "version": 0, "state": ["count": 0], "epoch": epoch]])
 
             client.send(.action(id: "a", action: ["type": "increment"]))
             try await client.catchUp(to: 1)
