@@ -6,7 +6,8 @@ import LockstepServer
 import LockstepTestSupport
 import Testing
 
-/// Views against the whole room, under random JSON Patch actions from several writers: at every version a view
+/// Views against the whole room, under random JSON Patch actions, undos, redos, undo mines and reverts from several
+/// writers: at every version a view
 /// received, its mirror is the room's value at its pointer; every version that changed that value reached it, and
 /// no other.
 @Suite(.timeLimit(.minutes(2))) struct ViewDifferentialTests {
@@ -54,9 +55,17 @@ import Testing
             for (_, client) in viewers { _ = try await client.nextJSON(type: "snapshot") }
             let writers = [creator, try await Writer.connect(server.port), try await Writer.connect(server.port)]
             var random = SeededRandom(epoch: "views", version: seed)
+            var version = 1
             for _ in 0..<150 {
                 let writer = writers[Int.random(in: 0..<writers.count, using: &random)]
-                try await writer.ask(Self.randomAction(&random))
+                let request = switch Int.random(in: 0..<10, using: &random) {
+                case 0: #"{"type":"undo"}"#
+                case 1: #"{"type":"redo"}"#
+                case 2: #"{"type":"undo","mine":true}"#
+                case 3: #"{"type":"revert","to":\#(Int.random(in: 1...version, using: &random))}"#
+                default: Self.randomAction(&random)
+                }
+                version = try await writer.ask(request)["version"]?.intValue ?? version
             }
 
             // The room at every version, from the whole-room client's snapshot and patches.
