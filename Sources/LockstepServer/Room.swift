@@ -109,6 +109,12 @@ final class Room {
         return frames
     }
 
+    /// Sends a presence to every client: on the room's stream and on each view's.
+    func broadcastPresence(_ frame: OutboundFrame) {
+        stream.append(frame)
+        for view in views.values { view.stream.append(frame) }
+    }
+
     /// The room's state went back (a write taken back): each view's value is read again.
     func resetViews() {
         guard !views.isEmpty, let state = try? store.stateJSON() else { return }

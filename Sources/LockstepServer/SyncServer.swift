@@ -394,9 +394,17 @@ public actor SyncServer {
     func broadcast(_ patch: Room.LoggedPatch, in room: Room) {
         let joined = room.release(patch)
         metrics.patches.increment()
-        let followers = room.stream.followerCount - joined.count
+        var followers = room.stream.followerCount
+        var bytes = followers * patch.frame.byteCount
+        for (view, frame) in patch.views {
+            let count = room.views[view]?.stream.followerCount ?? 0
+            followers += count
+            bytes += count * frame.byteCount
+        }
+        // Clients that just caught up were sent this patch already, as part of their join.
+        followers -= joined.count
         metrics.deliveries.increment(by: Int64(followers))
-        metrics.bytesQueued.increment(by: Int64(followers * patch.frame.byteCount))
+        metrics.bytesQueued.increment(by: Int64(max(0, bytes)))
         for session in joined { sendPresence(to: session) }
     }
 
@@ -462,7 +470,7 @@ public actor SyncServer {
         guard room.presenceDirty else { return }
         room.presenceDirty = false
         room.lastPresence = clock.now
-        room.stream.append(
+        room.broadcastPresence(
             room.presenceFrame(limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: room)))
         pipeline.peersChanged(in: room, server: self)
     }

@@ -37,6 +37,9 @@ import Testing
             #expect(snapshot["version"] == 1)
             let (missing, nothing) = try await Self.view(server.port, "/boards/8")
             #expect(nothing["state"] == .null)
+            // Presence reaches views too: the board's client sees the second view join.
+            let presence = try await board.nextJSON(type: "presence", timeout: .seconds(5))
+            #expect(presence["peers"]?.arrayValue?.isEmpty == false)
 
             try await writer.action(Self.patch(#"[{"op":"add","path":"/boards/7/cards/-","value":"plan"}]"#))
             try await writer.action(Self.patch(#"[{"op":"add","path":"/other","value":1}]"#))
