@@ -6,11 +6,14 @@ public struct App: Sendable {
     public let name: String
     /// One line for `--help`.
     public let summary: String
+    /// The parts of its rooms that only their owner sees, such as `/hands/{sub}`.
+    public let privateParts: PrivateParts
     private let make: @Sendable (_ state: JSON?, _ version: Int, _ history: History) throws(StoreError) -> any RoomStore
 
-    public init<R: Reducer>(_ name: String, summary: String, reducer: R) {
+    public init<R: Reducer>(_ name: String, summary: String, reducer: R, privateParts: PrivateParts = .none) {
         self.name = name
         self.summary = summary
+        self.privateParts = privateParts
         make = { (state, version, history) throws(StoreError) in
             guard let state else { return Store(reducer: reducer, version: version, history: history) }
             do {

@@ -1,3 +1,5 @@
+public import LockstepJSON
+
 /// What a reducer may know beyond the state and the action: who sent it, when, and a random source.
 ///
 /// All of it is recorded with the change (the `cause`'s `at`, `name` and `sub`; the room's epoch and the version seed
@@ -12,6 +14,9 @@ public struct ReducerContext: Sendable {
     public var version: Int
     /// Seeded from the room's epoch and ``version``: the same numbers wherever and whenever the change is replayed.
     public var random: SeededRandom
+    /// The server's rule for what the sender may write (private parts of the room): given an action's change as
+    /// patches, why it is refused, or nil. The store takes a refused change back before it counts.
+    public var refusal: (@Sendable (_ forward: JSONPatch, _ inverse: JSONPatch) -> String?)?
 
     public init(sender: Sender? = nil, time: Int = 0, version: Int = 0, epoch: String = "") {
         self.sender = sender

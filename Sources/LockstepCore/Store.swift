@@ -38,6 +38,10 @@ public struct Store<R: Reducer>: Sendable {
         let compensation = reducer.encodedCompensation(for: action, in: state)
         let reduction = try reducer.reduceRecordingPatches(into: &state, action: action, context: context)
         guard !reduction.forward.isEmpty else { return Result(change: nil, effect: reduction.effect) }
+        if let refusal = context.refusal?(reduction.forward, reduction.inverse) {
+            try apply(reduction.inverse)
+            throw .forbidden(refusal)
+        }
         version += 1
         history.record(HistoryEntry(version: version, forward: reduction.forward, inverse: reduction.inverse))
         let change = Change(version: version, patch: reduction.forward, inverse: reduction.inverse, kind: .action)

@@ -10,6 +10,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case nothingToRedo
     /// Undo mine or redo mine cannot take the change back on top of what changed since.
     case conflict(String)
+    /// The sender may not write there: someone else's private part of the room.
+    case forbidden(String)
     /// The app's state could not be encoded or rebuilt: a bug in its `Codable` conformance.
     case brokenState(String)
 
@@ -21,6 +23,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .nothingToUndo: "nothing_to_undo"
         case .nothingToRedo: "nothing_to_redo"
         case .conflict: "conflict"
+        case .forbidden: "forbidden"
         }
     }
 
@@ -32,6 +35,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .nothingToUndo: "there is nothing to undo"
         case .nothingToRedo: "there is nothing to redo"
         case .conflict(let reason): "cannot take the change back: \(reason)"
+        case .forbidden(let reason): reason
         case .brokenState(let reason): "the app's state cannot be encoded: \(reason)"
         }
     }

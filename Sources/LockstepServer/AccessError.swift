@@ -14,6 +14,8 @@ public enum AccessError: Error, Equatable, Sendable {
     case weakSecret(bytes: Int)
     /// jwt-kit could not sign (not expected with an HMAC key).
     case signingFailed(String)
+    /// Private parts of rooms need to know who each client is: tokens are required with them.
+    case privatePartsWithoutTokens
 
     /// The wire error code: `unauthorized` for every token problem.
     public var code: String { "unauthorized" }
@@ -35,6 +37,8 @@ public enum AccessError: Error, Equatable, Sendable {
                 + " (generate one with: head -c 32 /dev/urandom | base64)"
         case .signingFailed(let reason):
             "cannot sign a token: \(reason)"
+        case .privatePartsWithoutTokens:
+            "private parts (--private) need tokens to know whose they are: give --auth-secret-file (or --auth-secret)"
         }
     }
 }

@@ -24,6 +24,8 @@ final class RecordingStream {
     private let readPage: PageReader
     /// The room's recent patches when the recording started; later trimming of the room's own copy does not touch it.
     private let recent: Deque<Room.LoggedPatch>
+    /// The reader's view of each patch line, when the room has private parts; nil sends every line as it is.
+    var view: RecordingView?
     /// A page read from storage: waiting for it, or it failed.
     private var reading = false
     private var failed = false
@@ -64,10 +66,7 @@ final class RecordingStream {
             failed = true
             return true
         }
-        for patch in recent[start..<end] {
-            pending += patch.frame.payload
-            pending.append(10)
-        }
+        for patch in recent[start..<end] { append(patch.frame.payload) }
         nextVersion = recent[end - 1].version + 1
         return true
     }
@@ -90,11 +89,22 @@ final class RecordingStream {
         }
         for change in page {
             guard change.version == nextVersion else { break }
-            pending += change.message
-            pending.append(10)
+            append(change.message)
             nextVersion += 1
         }
         body?.resume()
+    }
+
+    /// Adds one patch line, as the reader's view has it.
+    private func append(_ line: [UInt8]) {
+        guard let view else {
+            pending += line
+            pending.append(10)
+            return
+        }
+        guard let projected = view.project(line) else { return }
+        pending += projected
+        pending.append(10)
     }
 }
 

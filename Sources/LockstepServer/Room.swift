@@ -13,7 +13,9 @@ final class Room {
         let cause: Cause
         let frame: OutboundFrame
         /// The patch as each view it touched sees it, until it is released.
-        var views: [PathView: OutboundFrame] = [:]
+        var views: [RoomView: OutboundFrame] = [:]
+        /// Whose private parts the change wrote: who may see its `action` in `history`.
+        var touched = PrivateParts.Touched()
     }
 
     let name: String
@@ -21,7 +23,9 @@ final class Room {
     /// Every released patch and presence, once for all clients; each client's connection follows it.
     let stream: BroadcastStream
     /// The views clients follow (`?path=`), each with its own stream; a view goes when its last client leaves.
-    private(set) var views: [PathView: ViewStream] = [:]
+    private(set) var views: [RoomView: ViewStream] = [:]
+    /// The parts of the room only their owners see.
+    var privateParts = PrivateParts.none
     /// Clients in join order (presence lists them so).
     private(set) var sessions: [Session] = []
     /// Clients whose snapshot is ahead of the released version (changes were being written when they joined):
@@ -75,12 +79,12 @@ final class Room {
     }
 
     /// The stream of `view`, opened at the room's version if no client follows it yet.
-    func stream(of view: PathView, make: () -> BroadcastStream) -> ViewStream {
+    func stream(of view: RoomView, make: () -> BroadcastStream) -> ViewStream {
         if let existing = views[view] { return existing }
         let state = (try? store.stateJSON()) ?? .null
         let opened = ViewStream(
-            view: view, stream: make(), startVersion: store.version, value: view.value(in: state),
-            resumeWindow: resumeWindow)
+            view: view, stream: make(), startVersion: store.version,
+            value: ViewValue(view: view, state: state, parts: privateParts), resumeWindow: resumeWindow)
         views[view] = opened
         return opened
     }
@@ -88,8 +92,9 @@ final class Room {
     /// How a change looks from each view in use: the patch message it gets, with `cause`; views it leaves as they
     /// were get nothing. `state` is the room's state after the change.
     func project(
-        _ ops: JSONPatch, version: Int, cause: Cause, undo: Int, redo: Int, after state: () throws -> JSON
-    ) -> [PathView: OutboundFrame] {
+        _ ops: JSONPatch, version: Int, cause: Cause, undo: Int, redo: Int, touched: PrivateParts.Touched,
+        after state: () throws -> JSON
+    ) -> [RoomView: OutboundFrame] {
         guard !views.isEmpty else { return [:] }
         var cached: JSON?
         let read = { () throws -> JSON in
@@ -98,12 +103,12 @@ final class Room {
             cached = value
             return value
         }
-        var frames: [PathView: OutboundFrame] = [:]
+        var frames: [RoomView: OutboundFrame] = [:]
         for (view, stream) in views {
-            guard let projection = try? view.project(ops, after: read),
-                let projected = stream.accept(projection, after: read)
-            else { continue }
-            let message = ServerMessage.patch(version: version, ops: projected, cause: cause, undo: undo, redo: redo)
+            guard let projected = stream.value.accept(ops, parts: privateParts, after: read) else { continue }
+            var seen = cause
+            if view.redacts, !touched.isVisible(to: view.reader) { seen.action = nil }
+            let message = ServerMessage.patch(version: version, ops: projected, cause: seen, undo: undo, redo: redo)
             frames[view] = OutboundFrame(text: message.serialized())
         }
         return frames
@@ -118,7 +123,7 @@ final class Room {
     /// The room's state went back (a write taken back): each view's value is read again.
     func resetViews() {
         guard !views.isEmpty, let state = try? store.stateJSON() else { return }
-        for stream in views.values { stream.reset(to: state) }
+        for stream in views.values { stream.value.reset(to: state, parts: privateParts) }
     }
 
     /// Has `session`'s client receive the room's broadcasts from now on: at once if its mirror is at the released
@@ -182,12 +187,12 @@ final class Room {
 
     /// A snapshot for client `you`, with its session's mark `seq`; the state is encoded once per version.
     func snapshot(
-        for you: String, seq: Int? = nil, view: PathView? = nil, path: String? = nil
+        for you: String, seq: Int? = nil, view: RoomView? = nil, path: String? = nil
     ) throws(StoreError) -> OutboundFrame {
         let version = store.version
         let stateBytes: [UInt8]
         if let view {
-            stateBytes = view.value(in: try store.stateJSON()).serialized()
+            stateBytes = view.value(in: try store.stateJSON(), parts: privateParts).serialized()
         } else if let cachedState, cachedState.version == version {
             stateBytes = cachedState.bytes
         } else {

@@ -11,6 +11,8 @@ struct RoomRead {
     let version: String?
     /// `path=`: the part of the state to answer with, as given.
     let path: String?
+    /// What the reader sees: the part `path` names, without what its token may not see; nil for everything.
+    var view: RoomView?
 
     init?(_ request: HTTPRequest) {
         isLog = request.path.hasSuffix("/log")
@@ -22,15 +24,11 @@ struct RoomRead {
         path = isLog ? nil : request.query["path"]
     }
 
-    /// The answer's body: the room, its version and `state` (only what `path` points at, with `path`).
-    func body(room name: String, version: Int, state: JSON, epoch: String?) -> JSON {
+    /// The answer's body: the room, its version and `state` as the reader's view has it (with `path`, if given).
+    func body(room name: String, version: Int, state: JSON, epoch: String?, parts: PrivateParts) -> JSON {
         var body: JSONObject = ["room": .string(name), "version": .int(version)]
-        if let path, let pointer = try? JSONPointer(path) {
-            body["path"] = .string(path)
-            body["state"] = PathView(path: pointer).value(in: state)
-        } else {
-            body["state"] = state
-        }
+        if let path { body["path"] = .string(path) }
+        body["state"] = view.map { $0.value(in: state, parts: parts) } ?? state
         if let epoch { body["epoch"] = .string(epoch) }
         return .object(body)
     }

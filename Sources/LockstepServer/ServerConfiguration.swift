@@ -55,6 +55,9 @@ public struct ServerConfiguration: Sendable {
     public var presenceInterval = Duration.milliseconds(50)
     /// Verifies access tokens; nil lets every client read and write every room (fine on loopback only).
     public var tokens: TokenAuthority?
+    /// Parts of every room that only their owner sees (`--private`), beside those the app declares; they need
+    /// ``tokens``.
+    public var privateParts = PrivateParts.none
     /// Open WebSocket connections from one peer address; further handshakes from it are refused.
     /// Loopback counts like any address, so a load test on one machine needs this above its client count.
     public var maxConnectionsPerAddress = 1_000

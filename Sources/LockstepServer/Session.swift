@@ -20,8 +20,8 @@ final class Session {
     /// The token's subject and role, for causes and the reducer's context; nil without tokens.
     let subject: String?
     let role: AccessRole?
-    /// The part of the room the client follows; nil for the whole room (no `path=`, or the empty pointer).
-    let view: PathView?
+    /// What the client sees: nil for the whole room (no `path=`, or the empty pointer, and no private parts).
+    let view: RoomView?
     var limiter: RateLimiter
     /// The version this client's mirror has reached (its snapshot's, or its resume's); patches up to it are not
     /// sent again.
@@ -36,7 +36,7 @@ final class Session {
 
     init(
         connection: WebSocketConnection, client: String, name: String, room: Room, grant: AccessGrant?,
-        rateLimit: Int
+        rateLimit: Int, redacting: Bool = false
     ) {
         self.connection = connection
         self.client = client
@@ -45,9 +45,10 @@ final class Session {
         self.canWrite = grant.map { $0.role == .write } ?? true
         self.subject = grant?.subject
         self.role = grant?.role
-        self.view = connection.query["path"].flatMap { try? JSONPointer($0) }.flatMap {
-            $0.isRoot ? nil : PathView(path: $0)
-        }
+        let pointer = connection.query["path"].flatMap { try? JSONPointer($0) } ?? .root
+        self.view =
+            pointer.isRoot && !redacting
+            ? nil : RoomView(path: PathView(path: pointer), reader: grant?.subject, redacts: redacting)
         self.limiter = RateLimiter(perSecond: rateLimit)
         self.syncedVersion = room.releasedVersion
     }

@@ -1,9 +1,45 @@
 import LockstepCore
+import LockstepJSON
 
 /// What the reducer sees of a request: its sender, its time and a random source.
 extension SyncServer {
     func context(for session: Session, in room: Room) -> ReducerContext {
-        context(for: session.sender(run: runID), in: room)
+        var context = context(for: session.sender(run: runID), in: room)
+        if !privateParts.isEmpty { context.refusal = Self.privateWrites(privateParts, by: session.subject) }
+        return context
+    }
+
+    /// What a sender may write under private parts: nothing inside another's private subtree, nothing over an
+    /// ancestor holding one (the inverse carries what was there), and no value carrying one.
+    static func privateWrites(
+        _ parts: PrivateParts, by subject: String?
+    ) -> @Sendable (JSONPatch, JSONPatch) -> String? {
+        { forward, inverse in
+            for operation in forward.operations + inverse.operations {
+                if let refusal = privateRefusal(of: operation, parts: parts, subject: subject) { return refusal }
+            }
+            return nil
+        }
+    }
+
+    /// Why `operation` touches someone else's private part, or nil: its places (`path`, `from`, a `test`'s too) and
+    /// the value it carries.
+    static func privateRefusal(of operation: PatchOperation, parts: PrivateParts, subject: String?) -> String? {
+        var places = [operation.path]
+        if case .move(let from, _) = operation { places.append(from) }
+        if case .copy(let from, _) = operation { places.append(from) }
+        for place in places where parts.hides(place, from: subject) {
+            return "\(place) is someone else's private part of the room"
+        }
+        switch operation {
+        case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
+            guard parts.redact(value, at: path, for: subject) == value else {
+                return "\(path) holds someone else's private part of the room"
+            }
+        default:
+            break
+        }
+        return nil
     }
 
     /// The context of the room's next change: its time never goes below the previous change's, even when the clock
@@ -12,5 +48,17 @@ extension SyncServer {
         ReducerContext(
             sender: sender, time: max(clock.epochMilliseconds, room.store.history.authors.latestTime),
             version: room.store.version + 1, epoch: room.epoch)
+    }
+
+    /// A JSON Patch action may also read (`test`, `from`): refused, before it runs, where it reads someone else's
+    /// private part.
+    func checkReads(of action: JSON, by session: Session) throws(StoreError) {
+        guard !privateParts.isEmpty, case .array(let ops)? = action["ops"] else { return }
+        for op in ops {
+            guard let operation = try? PatchOperation(json: op),
+                let refusal = Self.privateRefusal(of: operation, parts: privateParts, subject: session.subject)
+            else { continue }
+            throw .forbidden(refusal)
+        }
     }
 }

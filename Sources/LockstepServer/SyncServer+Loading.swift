@@ -74,6 +74,7 @@ extension SyncServer {
             recent: image.recent.compactMap(Self.loggedPatch)
         )
         room.changesSinceSnapshot = store.version - image.snapshotVersion
+        room.privateParts = privateParts
         if let epoch = image.epoch {
             room.epoch = epoch
             room.epochStored = true

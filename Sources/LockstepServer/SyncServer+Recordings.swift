@@ -35,11 +35,12 @@ extension SyncServer {
             return HTTPResponse(status: 404, text: "\(error.message)\n")
         }
         guard read.isLog else {
-            let body = read.body(room: room.name, version: start, state: state, epoch: nil)
+            let body = read.body(room: room.name, version: start, state: state, epoch: nil, parts: privateParts)
             return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
         }
         let snapshot: JSON = [
-            "type": "snapshot", "room": .string(room.name), "version": .int(start), "state": state,
+            "type": "snapshot", "room": .string(room.name), "version": .int(start),
+            "state": read.view.map { $0.value(in: state, parts: privateParts) } ?? state,
             "epoch": .string(room.epoch),
         ]
         let name = room.name
@@ -50,6 +51,9 @@ extension SyncServer {
                     try? await self.pipeline.storedChanges(
                         room: name, after: after, through: through, limit: limit, server: self))
             }
+        }
+        if let view = read.view, view.redacts {
+            recording.view = RecordingView(view: view, state: state, parts: privateParts)
         }
         let body = HTTPBodyStream { recording.next() }
         recording.body = body

@@ -26,6 +26,8 @@ public actor SyncServer {
     nonisolated let metrics: ServerMetrics
     /// Where rooms are kept, closed at shutdown; nil with `--memory`.
     private nonisolated let storage: (any RoomStorage)?
+    /// The parts of rooms only their owners see: the app's and the configuration's.
+    nonisolated let privateParts: PrivateParts
     /// The path of every change to storage and the wire: chosen once, here, for the storage.
     let pipeline: any CommitPipeline
     /// Rooms being read from storage, with everyone else asking for one meanwhile: they wait for the same read.
@@ -69,6 +71,8 @@ public actor SyncServer {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        privateParts = configuration.privateParts.union(configuration.app.privateParts)
+        if !privateParts.isEmpty, configuration.tokens == nil { throw AccessError.privatePartsWithoutTokens }
         self.metrics = ServerMetrics()
         let storage =
             try storage
@@ -169,7 +173,8 @@ public actor SyncServer {
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
         let session = Session(
             connection: connection, client: client, name: name, room: room,
-            grant: configuration.tokens == nil ? nil : grant, rateLimit: configuration.rateLimit
+            grant: configuration.tokens == nil ? nil : grant, rateLimit: configuration.rateLimit,
+            redacting: !privateParts.isEmpty
         )
         connection.context = session
         connectionCount += 1
@@ -340,6 +345,7 @@ public actor SyncServer {
             switch request {
             case .action(let id, let action):
                 metrics.actions.increment()
+                try checkReads(of: action, by: session)
                 let outcome = try room.store.send(json: action, context: context)
                 if let change = outcome.change {
                     let cause = Cause(change.kind, client: session.client, id: id, action: action)
@@ -381,9 +387,10 @@ public actor SyncServer {
         )
         let bytes = message.serialized()
         var patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
+        patch.touched = room.privateParts.touched(by: change.patch)
         patch.views = room.project(
             change.patch, version: change.version, cause: cause, undo: room.store.history.undoCount,
-            redo: room.store.history.redoCount, after: { try room.store.stateJSON() })
+            redo: room.store.history.redoCount, touched: patch.touched, after: { try room.store.stateJSON() })
         audit(change, in: room, cause: cause)
         room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
         let record = ChangeRecord(change, authors: room.store.history.authors)
@@ -418,8 +425,11 @@ public actor SyncServer {
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
         let count = min(limit ?? configuration.historyLimit.default, configuration.historyLimit.max)
-        let entries = session.room.log.suffix(count).map {
-            ServerMessage.HistoryRecord(version: $0.version, cause: $0.cause)
+        let entries = session.room.log.suffix(count).map { patch in
+            var cause = patch.cause
+            // A change that wrote what this client may not see keeps its action from it.
+            if let view = session.view, view.redacts, !patch.touched.isVisible(to: view.reader) { cause.action = nil }
+            return ServerMessage.HistoryRecord(version: patch.version, cause: cause)
         }
         send(.history(id: id, entries: entries), to: session)
     }
@@ -533,9 +543,10 @@ public actor SyncServer {
             return WebAssets.javascriptClient
         default:
             if let page = pageResponse(to: request) { return page }
-            guard let read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
+            guard var read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: read.room) { return refusal }
             if let path = read.path, let refusal = Self.pathRefusal(path) { return refusal }
+            read.view = view(of: request, path: read.path)
             // Answered once the room is read (when not in memory) and, for a past version, its history.
             let promise = HTTPPromise()
             Task { promise.complete(with: await self.answer(read)) }
@@ -557,7 +568,8 @@ public actor SyncServer {
         if let answer = await timeTravelResponse(to: read, in: room) { return answer }
         do {
             let body = read.body(
-                room: room.name, version: room.store.version, state: try room.store.stateJSON(), epoch: room.epoch)
+                room: room.name, version: room.store.version, state: try room.store.stateJSON(), epoch: room.epoch,
+                parts: privateParts)
             return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
         } catch {
             return HTTPResponse(status: 500, text: "\(error)\n")

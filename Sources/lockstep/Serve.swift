@@ -94,6 +94,14 @@ struct Serve: AsyncParsableCommand {
             """)
     var allowedOrigin: [String] = []
 
+    @Option(
+        name: .customLong("private"),
+        help: """
+            A part of every room that only its owner sees: a JSON Pointer whose one segment may be {sub}, the \
+            token's subject (/hands/{sub}); repeatable. Needs --auth-secret-file.
+            """)
+    var privatePattern: [String] = []
+
     @Option(help: "Time after which a room forgets an idle client session's seq mark (at least 1h: 90m, 24h, 7d).")
     var sessionIdle = Duration.seconds(24 * 3_600)
 
@@ -123,6 +131,14 @@ struct Serve: AsyncParsableCommand {
     var drainTimeout = Duration.seconds(10)
 
     func validate() throws {
+        do {
+            _ = try PrivateParts(privatePattern)
+        } catch {
+            throw ValidationError("--private: \(error)")
+        }
+        guard privatePattern.isEmpty || auth.isSet else {
+            throw ValidationError(AccessError.privatePartsWithoutTokens.message)
+        }
         guard App.builtIn.contains(where: { $0.name == app }) else {
             throw ValidationError(
                 "unknown app '\(app)'; choose one of: \(App.builtIn.map(\.name).joined(separator: ", "))")
@@ -191,6 +207,7 @@ struct Serve: AsyncParsableCommand {
         configuration.sessionLimit = sessionLimit
         configuration.drainTimeout = drainTimeout
         configuration.tokens = try await auth.authority()
+        configuration.privateParts = try PrivateParts(privatePattern)
 
         var storage: PostgresRoomStorage?
         if let postgres {

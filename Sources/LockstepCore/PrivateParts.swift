@@ -1,0 +1,200 @@
+public import LockstepJSON
+
+/// The parts of a room that only their owner sees: a player's hand, a ballot, a draft.
+///
+/// Each pattern is a JSON Pointer in which one whole segment may be `{sub}`: with `/hands/{sub}`, the subtree at
+/// `/hands/alice` is visible only to connections whose token has `"sub":"alice"`. A pattern without `{sub}` is
+/// visible to no client. A reader without a subject sees no private subtree.
+public struct PrivateParts: Sendable, Hashable {
+    /// Each pattern's segments; `nil` stands for `{sub}`.
+    private let patterns: [[String?]]
+
+    /// No private parts: every client sees everything.
+    public static let none = PrivateParts(checked: [])
+
+    public init(_ patterns: [String]) throws(PrivatePartsError) {
+        self.init(
+            checked: try patterns.map { text throws(PrivatePartsError) in
+                let pointer: JSONPointer
+                do {
+                    pointer = try JSONPointer(text)
+                } catch {
+                    throw .notAPointer(text)
+                }
+                guard !pointer.isRoot else { throw .wholeRoom }
+                let segments = pointer.tokens.map { $0 == "{sub}" ? nil : $0 }
+                guard segments.filter({ $0 == nil }).count <= 1 else { throw .severalSubjects(text) }
+                return segments
+            })
+    }
+
+    private init(checked: [[String?]]) {
+        patterns = checked
+    }
+
+    public var isEmpty: Bool { patterns.isEmpty }
+
+    /// Both sets of patterns.
+    public func union(_ other: PrivateParts) -> PrivateParts {
+        PrivateParts(checked: patterns + other.patterns.filter { !patterns.contains($0) })
+    }
+
+    /// Whether `pointer` is at or inside a private subtree that `reader` may not see.
+    public func hides(_ pointer: JSONPointer, from reader: String?) -> Bool {
+        patterns.contains { pattern in
+            guard pointer.tokens.count >= pattern.count else { return false }
+            var owner: String?
+            for (segment, token) in zip(pattern, pointer.tokens) {
+                guard let segment else {
+                    owner = token
+                    continue
+                }
+                guard segment == token else { return false }
+            }
+            return owner == nil || owner != reader
+        }
+    }
+
+    /// `value`, found at `pointer`, without the private subtrees below it that `reader` may not see. (Whether
+    /// `pointer` itself is hidden is ``hides(_:from:)``.)
+    public func redact(_ value: JSON, at pointer: JSONPointer, for reader: String?) -> JSON {
+        var result = value
+        for pattern in patterns where pattern.count > pointer.tokens.count {
+            var owner: String?
+            var matches = true
+            for (segment, token) in zip(pattern, pointer.tokens) {
+                if let segment {
+                    if segment != token { matches = false }
+                } else {
+                    owner = token
+                }
+            }
+            // Below a subtree that is the reader's own, nothing of this pattern is hidden.
+            guard matches, owner == nil || owner != reader else { continue }
+            Self.remove(Array(pattern.dropFirst(pointer.tokens.count)), from: &result, reader: reader)
+        }
+        return result
+    }
+
+    /// Removes from `value` every subtree that `rest` (the pattern's remaining segments) reaches and `reader` may
+    /// not see.
+    private static func remove(_ rest: [String?], from value: inout JSON, reader: String?) {
+        guard case .object(var object) = value, let first = rest.first else { return }
+        let last = rest.count == 1
+        if let name = first {
+            guard var member = object[name] else { return }
+            if last {
+                object[name] = nil
+            } else {
+                remove(Array(rest.dropFirst()), from: &member, reader: reader)
+                object[name] = member
+            }
+        } else {
+            for key in Array(object.keys) where key != reader {
+                if last {
+                    object[key] = nil
+                } else if var member = object[key] {
+                    remove(Array(rest.dropFirst()), from: &member, reader: reader)
+                    object[key] = member
+                }
+            }
+        }
+        value = .object(object)
+    }
+}
+
+/// Why a private pattern cannot be used.
+public enum PrivatePartsError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notAPointer(String)
+    case wholeRoom
+    case severalSubjects(String)
+
+    public var description: String {
+        switch self {
+        case .notAPointer(let text):
+            "private pattern \(text) is not a JSON Pointer: write it like /hands/{sub}"
+        case .wholeRoom:
+            "a private pattern cannot be the whole room (the empty pointer)"
+        case .severalSubjects(let text):
+            "private pattern \(text) has {sub} more than once: one segment at most"
+        }
+    }
+}
+
+extension PrivateParts {
+    /// Whose private parts a change wrote: the subjects owning a subtree it wrote into or carried, and whether it
+    /// wrote one that no client sees.
+    public struct Touched: Sendable, Hashable {
+        public var owners: Set<String> = []
+        public var unowned = false
+
+        public init(owners: Set<String> = [], unowned: Bool = false) {
+            self.owners = owners
+            self.unowned = unowned
+        }
+
+        /// Whether `reader` may see everything the change wrote (and so its `action`).
+        public func isVisible(to reader: String?) -> Bool {
+            !unowned && owners.allSatisfy { $0 == reader }
+        }
+    }
+
+    /// Whose private parts `operations` write into, or carry in their values.
+    public func touched(by operations: JSONPatch) -> Touched {
+        var touched = Touched()
+        guard !isEmpty else { return touched }
+        for operation in operations.operations {
+            var places = [operation.path]
+            switch operation {
+            case .move(let from, _), .copy(let from, _): places.append(from)
+            default: break
+            }
+            for place in places { note(place, in: &touched) }
+            switch operation {
+            case .add(let path, let value), .replace(let path, let value): noteInside(value, at: path, in: &touched)
+            default: break
+            }
+        }
+        return touched
+    }
+
+    /// The owner of the private subtree `pointer` is at or in, if it is in one.
+    private func note(_ pointer: JSONPointer, in touched: inout Touched) {
+        for pattern in patterns where pointer.tokens.count >= pattern.count {
+            var owner: String?
+            guard zip(pattern, pointer.tokens).allSatisfy({ segment, token in
+                if let segment { return segment == token }
+                owner = token
+                return true
+            }) else { continue }
+            if let owner { touched.owners.insert(owner) } else { touched.unowned = true }
+        }
+    }
+
+    /// The owners of private subtrees inside `value`, found at `pointer`.
+    private func noteInside(_ value: JSON, at pointer: JSONPointer, in touched: inout Touched) {
+        for pattern in patterns where pattern.count > pointer.tokens.count {
+            var owner: String?
+            guard zip(pattern, pointer.tokens).allSatisfy({ segment, token in
+                if let segment { return segment == token }
+                owner = token
+                return true
+            }) else { continue }
+            Self.collect(Array(pattern.dropFirst(pointer.tokens.count)), in: value, owner: owner, into: &touched)
+        }
+    }
+
+    private static func collect(_ rest: [String?], in value: JSON, owner: String?, into touched: inout Touched) {
+        guard case .object(let object) = value, let first = rest.first else { return }
+        let members: [(String, JSON)] =
+            if let first { object[first].map { [(first, $0)] } ?? [] } else { object.keys.map { ($0, object[$0]!) } }
+        for (key, member) in members {
+            let owner = first == nil ? key : owner
+            if rest.count == 1 {
+                if let owner { touched.owners.insert(owner) } else { touched.unowned = true }
+            } else {
+                collect(Array(rest.dropFirst()), in: member, owner: owner, into: &touched)
+            }
+        }
+    }
+}
