@@ -84,18 +84,12 @@ struct UndoMineTests {
             try await bob.connect()
             try await alice.send(.add(title: "a"))
             try await bob.send(.add(title: "b"))
-            try await within(5, "alice to see bob's add") {
-                while await alice.version < 2 { try await Task.sleep(for: .milliseconds(10)) }
-            }
+            try await waitUntil("alice to see bob's add") { await alice.version >= 2 }
 
             let undo = Task { try await alice.undo(mine: true) }
-            try await within(5, "the undo in the outbox") {
-                while await alice.pendingCount < 1 { try await Task.sleep(for: .milliseconds(5)) }
-            }
+            try await waitUntil("the undo in the outbox") { await alice.pendingCount >= 1 }
             let add = Task { try await alice.send(.add(title: "c")) }
-            try await within(5, "the add in the outbox") {
-                while await alice.pendingCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
-            }
+            try await waitUntil("the add in the outbox") { await alice.pendingCount >= 2 }
             // Not predicted: "a" still shows until the server takes it back.
             #expect(try await alice.state.items.map(\.title) == ["a", "b", "c"])
 
@@ -133,10 +127,8 @@ struct UndoMineTests {
 
             relay.holdReplies()
             let undo = Task { try await client.undo(mine: true) }
-            try await within(5, "the server to apply the undo") {
-                while try await fetchRoom(port: server.port, room: "inflight").version < 3 {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+            try await waitUntil("the server to apply the undo") {
+                try await fetchRoom(port: server.port, room: "inflight").version >= 3
             }
             relay.cutConnections()
             relay.releaseReplies()
@@ -168,9 +160,7 @@ struct UndoMineTests {
         first.shutdown()
 
         let undo = Task { try await alice.undo(mine: true) }
-        try await within(10, "the queued undo") {
-            while await alice.pendingCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        try await waitUntil("the queued undo") { await alice.pendingCount >= 1 }
         let second = try makeServer(app: .counter, port: port, dataDirectory: directory)
         defer { second.shutdown() }
         #expect(try await within(10, "the undo to return") { try await undo.value } == 3)
