@@ -72,8 +72,8 @@ struct UndoMineTests {
         }
     }
 
-    /// Alice's path holds every byte 200 ms each way: her undo mine is not predicted, and when its patch arrives the
-    /// action she sent after it is applied again over the new confirmed state.
+    /// Alice's path holds every byte 200 ms each way (and the server's replies while she queues): her undo mine is not
+    /// predicted, and when its patch arrives the action she sent after it is applied again over the new state.
     @Test func aPredictionIsRecomputedWhenAnUndoMinePatchArrives() async throws {
         try await withServer(app: .todos) { server in
             let relay = try DelayRelay(targetPort: server.port, delay: .milliseconds(200))
@@ -86,12 +86,15 @@ struct UndoMineTests {
             try await bob.send(.add(title: "b"))
             try await waitUntil("alice to see bob's add") { await alice.version >= 2 }
 
+            // Replies wait until both requests are queued, so neither is answered early on a loaded machine.
+            relay.holdReplies()
             let undo = Task { try await alice.undo(mine: true) }
             try await waitUntil("the undo in the outbox") { await alice.pendingCount >= 1 }
             let add = Task { try await alice.send(.add(title: "c")) }
             try await waitUntil("the add in the outbox") { await alice.pendingCount >= 2 }
             // Not predicted: "a" still shows until the server takes it back.
             #expect(try await alice.state.items.map(\.title) == ["a", "b", "c"])
+            relay.releaseReplies()
 
             let undone = try await OptimisticStoreTests.firstUpdate(of: alice) { update in
                 if case .patch(_, let cause, _) = update.update.change { return cause.mine }
