@@ -33,5 +33,9 @@ enum AppKind: String, CaseIterable, Sendable {
         }
     }
 
-    static let commonHelp = "undo  redo  revert V  view V  log [N]  raw {json action}  help  quit"
+    /// The commands of every app, one per line, for `help`; each fits an 80-column screen.
+    static let commonHelp = [
+        "undo [mine]  redo [mine]  revert V  view V  log [N]  raw {action}  help  quit",
+        "undo mine / redo mine: only your own changes (by session); others' stay",
+    ]
 }

@@ -11,13 +11,16 @@ import Glibc
 struct ClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lockstep-client",
-        abstract: "Join a Lockstep room: see its state live, send actions, undo, redo and revert.",
+        abstract: "Join a Lockstep room: see it live, send actions, undo and redo (the room's or your own), revert.",
         discussion: """
             Interactive on a terminal. With --exec "cmd; cmd", or with commands on stdin, prints every update as \
             one JSON line and exits once each command is answered (exit 1: cannot connect; 2: a command failed).
             While the server is away, commands wait in the outbox (the header says "offline, N pending" and shows \
             their predicted effect) and are sent, each applied once, when it is back.
-            Commands for every app: \(AppKind.commonHelp)
+            The log shows each change's version, author and time (v12 alice 14:03:07 add ...). "undo mine" takes \
+            back your own latest change (your session's: --session), leaving others' later ones; "redo mine" \
+            re-applies it.
+            Commands for every app: \(AppKind.commonHelp.joined(separator: ". "))
             counter: \(AppKind.counter.helpLines.joined(separator: " "))
             todos: \(AppKind.todos.helpLines.joined(separator: " "))
             json: \(AppKind.json.helpLines.joined(separator: " "))

@@ -5,8 +5,10 @@ import LockstepJSON
 /// server and the user gets a message saying what was expected.
 enum Command: Equatable, Sendable {
     case action(JSON)
-    case undo
-    case redo
+    /// The room's latest change, or with `mine` this client's own latest change still in effect.
+    case undo(mine: Bool)
+    /// The latest undone change, or with `mine` the latest one this client's own undo took back.
+    case redo(mine: Bool)
     case history(limit: Int?)
     /// Back to the state of a version, as one new change.
     case revert(to: Int)
@@ -22,8 +24,9 @@ enum Command: Equatable, Sendable {
         let rest = text.dropFirst(word.count).trimmingCharacters(in: .whitespaces)
         switch word {
         case "": throw .empty
-        case "undo": self = .undo
-        case "redo": self = .redo
+        case "undo", "redo":
+            guard rest.isEmpty || rest == "mine" else { throw .usage("\(word) [mine]") }
+            self = word == "undo" ? .undo(mine: rest == "mine") : .redo(mine: rest == "mine")
         case "help", "?": self = .help
         case "quit", "exit": self = .quit
         case "history", "log":

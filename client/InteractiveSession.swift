@@ -117,20 +117,20 @@ final class InteractiveSession {
         switch command {
         case .quit: return .quit
         case .help:
-            for text in [AppKind.commonHelp] + app.helpLines { note(text, .notice) }
+            for text in AppKind.commonHelp + app.helpLines { note(text, .notice) }
         case .history(let limit):
             request(line) { room in
                 let entries = try await room.history(limit: limit)
                 return entries.isEmpty
                     ? ["history is empty"] : entries.map { self.narration.describe($0.cause, version: $0.version) }
             }
-        case .undo:
+        case .undo(let mine):
             request(line) { room in
-                _ = try await room.undo(); return []
+                _ = try await room.undo(mine: mine); return []
             }
-        case .redo:
+        case .redo(let mine):
             request(line) { room in
-                _ = try await room.redo(); return []
+                _ = try await room.redo(mine: mine); return []
             }
         case .revert(let target):
             request(line) { room in

@@ -1,31 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LockstepClient
 import LockstepCore
 import LockstepJSON
 
-/// Turns causes into the words of the activity log ("alice: add {"title":"milk"}", "bob undid v3"), naming
-/// clients by display name, including ones that have since left.
+/// Turns causes into the compact lines of the activity log (`v12 alice 14:03:07 add {"title":"milk"}`,
+/// `v13 bob 14:03:09 undid own v11`): who from the cause's own `name`, so a client that has left is still named,
+/// and when from its `at`, in local time.
 struct Narration {
     private(set) var names: [String: String] = [:]
 
+    /// Remembers peers' names, for causes from a server that sends none.
     mutating func remember(_ peers: [Peer]) {
         for peer in peers { names[peer.client] = peer.name }
     }
 
-    func name(_ client: String?) -> String {
-        guard let client else { return "server" }
+    /// Who made a change: the cause's name, else a peer's remembered name, else the client id.
+    func name(_ cause: Cause) -> String {
+        if let name = cause.name { return name }
+        guard let client = cause.client else { return "server" }
         return names[client] ?? client
     }
 
-    /// One line for a change: who did what.
+    /// One line for a change: version, who, when (when the cause says), what.
     func describe(_ cause: Cause, version: Int) -> String {
-        let who = name(cause.client)
-        switch cause.kind {
-        case .action: return "v\(version) \(who): \(Self.action(cause.action))"
-        case .effect: return "v\(version) effect: \(Self.action(cause.action))"
-        case .undo: return "v\(version) \(who) undid v\(cause.of.map(String.init) ?? "?")"
-        case .redo: return "v\(version) \(who) redid v\(cause.of.map(String.init) ?? "?")"
-        case .revert: return "v\(version) \(who) reverted to v\(cause.to.map(String.init) ?? "?")"
-        }
+        let own = cause.mine ? "own " : ""
+        let what =
+            switch cause.kind {
+            case .action: Self.action(cause.action)
+            case .effect: "effect \(Self.action(cause.action))"
+            case .undo: "undid \(own)v\(cause.of.map(String.init) ?? "?")"
+            case .redo: "redid \(own)v\(cause.of.map(String.init) ?? "?")"
+            case .revert: "reverted to v\(cause.to.map(String.init) ?? "?")"
+            }
+        let when = cause.at.map { " " + Self.time($0) } ?? ""
+        return "v\(version) \(name(cause))\(when) \(what)"
+    }
+
+    /// A cause's `at` (milliseconds since the Unix epoch) as the local time of day, `HH:MM:SS`.
+    static func time(_ milliseconds: Int) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        guard localtime_r(&seconds, &parts) != nil else { return "?" }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
     }
 
     /// An action as its `type` followed by its other fields, compact.

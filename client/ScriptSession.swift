@@ -66,7 +66,7 @@ final class ScriptSession {
                     break loop
                 case .help:
                     let kind = app ?? AppKind(detectingFrom: state)
-                    let lines = [AppKind.commonHelp] + kind.helpLines
+                    let lines = AppKind.commonHelp + kind.helpLines
                     emit(["event": "help", "lines": .array(lines.map(JSON.string))])
                 case .history(let limit):
                     let entries = try await room.history(limit: limit)
@@ -78,8 +78,8 @@ final class ScriptSession {
                 case .undo, .redo, .revert, .action:
                     let version: Int
                     switch command {
-                    case .undo: version = try await room.undo()
-                    case .redo: version = try await room.redo()
+                    case .undo(let mine): version = try await room.undo(mine: mine)
+                    case .redo(let mine): version = try await room.redo(mine: mine)
                     case .revert(let target): version = try await room.revert(to: target)
                     case .action(let action): version = try await room.send(action: action)
                     default: continue

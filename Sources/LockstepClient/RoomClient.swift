@@ -18,10 +18,11 @@ public import LockstepTransport
 /// once, without backing off; given several addresses of servers sharing the room (`urls:`), it moves to the next
 /// one then, and after every failed attempt.
 ///
-/// Every change request (`send`, `undo`, `redo`) goes through an outbox and is applied exactly once: the client
-/// names a session (`session=`) and numbers each request (`seq`); while disconnected, requests wait in the outbox
-/// (at most `outboxLimit`); on reconnection the server says which it already applied (the session's mark), those
-/// are answered and the rest are sent again, in order. A request returns once the server acknowledged it.
+/// Every change request (`send`, `undo`, `redo`, `revert`, `mine` or not) goes through an outbox and is applied
+/// exactly once: the client names a session (`session=`) and numbers each request (`seq`); while disconnected,
+/// requests wait in the outbox (at most `outboxLimit`); on reconnection the server says which it already applied
+/// (the session's mark), those are answered and the rest are sent again, in order. A request returns once the
+/// server acknowledged it.
 public actor RoomClient {
     /// Every change to the mirror, in order, each with the state right after it. One consumer; unbounded buffer,
     /// so nothing is lost between `connect()` and the first iteration. Finishes after `close()`.
@@ -175,16 +176,20 @@ public actor RoomClient {
     }
 
     /// Reverts the room's most recent change, whoever made it; returns the version of the reverting patch.
-    /// Undo runs on the server only: nothing is predicted locally.
+    /// With `mine`, takes back this client's own most recent change still in effect instead, leaving others' later
+    /// changes in place (the server refuses with `conflict` when it cannot, `nothing_to_undo` when there is none).
+    /// "This client" is its session, so changes made before a reconnection count. Undo runs on the server only:
+    /// nothing is predicted locally.
     @discardableResult
-    public func undo() async throws(RoomClientError) -> Int {
-        try await change { .undo(id: $0) }
+    public func undo(mine: Bool = false) async throws(RoomClientError) -> Int {
+        try await change { .undo(id: $0, mine: mine) }
     }
 
-    /// Re-applies the most recently undone change; returns the version of its patch. Server-side only, like undo.
+    /// Re-applies the most recently undone change; with `mine`, the latest of this client's changes its own
+    /// `undo(mine: true)` took back. Returns the version of its patch. Server-side only, like undo.
     @discardableResult
-    public func redo() async throws(RoomClientError) -> Int {
-        try await change { .redo(id: $0) }
+    public func redo(mine: Bool = false) async throws(RoomClientError) -> Int {
+        try await change { .redo(id: $0, mine: mine) }
     }
 
     /// Puts the room back to the state it had at version `target`, as one new change that undo can revert; returns

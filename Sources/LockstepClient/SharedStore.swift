@@ -109,13 +109,16 @@ public final class SharedStore<R: Reducer>: Sendable {
         return try await room.send(action: json)
     }
 
-    /// Reverts the room's most recent change, whoever made it. Runs on the server only: not predicted.
+    /// Reverts the room's most recent change, whoever made it; with `mine`, this client's (its session's) own most
+    /// recent change still in effect. Runs on the server only: not predicted; ``state`` shows it when its patch
+    /// arrives, with the actions still pending applied again over it.
     @discardableResult
-    public func undo() async throws(RoomClientError) -> Int { try await room.undo() }
+    public func undo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.undo(mine: mine) }
 
-    /// Re-applies the most recently undone change. Runs on the server only: not predicted.
+    /// Re-applies the most recently undone change; with `mine`, the latest one this client's own undo took back.
+    /// Runs on the server only: not predicted.
     @discardableResult
-    public func redo() async throws(RoomClientError) -> Int { try await room.redo() }
+    public func redo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.redo(mine: mine) }
 
     /// Applies `actions` over `state` with the reducer, skipping one it rejects (the server will reject it too) or
     /// that does not decode; effects are dropped.

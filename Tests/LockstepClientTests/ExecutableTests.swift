@@ -165,6 +165,34 @@ struct ExecutableTests {
         }
     }
 
+    /// The same `--session` in a later run owns the earlier run's changes: `undo mine` takes back alice's +1 from her
+    /// first run, after bob's add, and leaves his.
+    @Test func undoMineAndRedoMineActOnTheSessionsOwnChanges() async throws {
+        try await withServer(app: .counter) { server in
+            let url = roomURL(server, "own")
+            let first = try ClientProcess(arguments: [url, "--name", "alice", "--session", "alice-1", "--exec", "+"])
+            #expect(try await first.finish().status == 0)
+            let bob = try ClientProcess(arguments: [url, "--name", "bob", "--exec", "add 10"])
+            #expect(try await bob.finish().status == 0)
+            let alice = try ClientProcess(arguments: [
+                url, "--name", "alice", "--session", "alice-1", "--exec",
+                "undo mine; redo mine; undo mine; undo mine; undo yours",
+            ])
+            let (lines, status) = try await alice.finish()
+            #expect(status == 2)
+            let patches = lines.filter { $0["event"] == "patch" }
+            #expect(patches.compactMap { $0["state"]?["count"]?.intValue } == [10, 11, 10])
+            #expect(patches.map { $0["cause"]?["mine"] } == [true, true, true])
+            #expect(patches.map { $0["cause"]?["of"] } == [1, 1, 1])
+            #expect(patches.map { $0["cause"]?["name"] } == ["alice", "alice", "alice"])
+            #expect(patches.allSatisfy { $0["cause"]?["at"]?.intValue != nil })
+            let errors = lines.filter { $0["event"] == "error" }
+            #expect(errors.map { $0["command"] } == ["undo mine", "undo yours"])
+            #expect(errors.map { $0["code"] } == ["nothing_to_undo", "usage"])
+            #expect(try await fetchRoom(port: server.port, room: "own").state == ["count": 10])
+        }
+    }
+
     @Test func connectionFailureExitsNonZero() async throws {
         let port = try await withServer(app: .counter) { $0.port }
         let client = try ClientProcess(arguments: ["ws://127.0.0.1:\(port)/rooms/x", "--exec", "+"])

@@ -26,6 +26,15 @@ func within<T: Sendable>(
     }
 }
 
+/// Polls `condition` every 10 ms until it holds, failing with `TimedOut` after `seconds`.
+func waitUntil(
+    _ what: String, within seconds: Double = 10, _ condition: @escaping @Sendable () async throws -> Bool
+) async throws {
+    try await within(seconds, what) {
+        while try await !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
 /// A real server on a free loopback port (or `port`), for the duration of `body`.
 func withServer<T>(
     app: App = .counter, port: Int = 0, _ body: (SyncServer) async throws -> T

@@ -2,8 +2,9 @@
 servers.
 
 A test page on its own origin imports /lockstep.js from the server (CORS), runs the RFC 6902 community tests, then
-converges with two Swift clients (lockstep-client) under random actions, survives a server restart by resuming, and moves
-to its next address at once when its server drains (close 1001).
+converges with two Swift clients (lockstep-client) under random actions, survives a server restart by resuming, moves
+to its next address at once when its server drains (close 1001), and two page clients undo their own changes. The
+inspector names who made each change and when, from the causes.
 The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
 Run from the project root after `swift build`; prints one line per check and "N passed, M failed". With
 LOCKSTEP_SCREENSHOTS=DIR it saves the inspector's screenshots there (`make screenshots`: docs/images).
@@ -176,8 +177,10 @@ def restart(driver, server):
     before = server.room("converge")["state"]["count"]
     server.stop()
     # Sent while the server is down: they wait in the outbox and go out once the room has resumed.
+    # The last is an undo mine: numbered like the others, it takes back the 40th increment, once.
     run_page(driver, """
         window.offline = Array.from({length: 40}, () => room.send({type: "increment"}));
+        offline.push(room.undo({mine: true}));
         return room.status;
     """)
     server.start()
@@ -187,8 +190,8 @@ def restart(driver, server):
         return {versions: versions.concat(more), count: room.state.count, status: room.status};
     """)
     after = server.room("converge")
-    check("the browser resumed after a restart and sent everything once", after["state"]["count"] == before + 50,
-          f"{before} + 50 != {after['state']['count']}")
+    check("the browser resumed after a restart and sent everything once", after["state"]["count"] == before + 49,
+          f"{before} + 49 != {after['state']['count']}")
     check("its mirror follows the restarted server", result["count"] <= after["state"]["count"] and
           result["status"] == "open", result)
 
@@ -220,6 +223,61 @@ def going_away(driver, server, page_origin):
     finally:
         other.stop()
         server.start()
+
+
+def undo_mine(driver, server):
+    """Two page clients: alice's undo mine takes back her own change after bob's, and every cause says who and when.
+    Then the inspector, opened once both have left, names them and shows the times from the causes."""
+    started = int(time.time() * 1000)
+    result = run_page(driver, """
+        const [url] = args;
+        const alice = await lockstep.connectRoom(url, {name: "alice"});
+        const bob = await lockstep.connectRoom(url, {name: "bob"});
+        const causes = [];
+        bob.subscribe((room, message) => { if (message.type === "patch") causes.push(message.cause); });
+        await alice.send({type: "increment"});
+        await bob.send({type: "add", amount: 10});
+        const undone = await alice.undo({mine: true});
+        const afterUndo = alice.state.count;
+        const redone = await alice.redo({mine: true});
+        let refused = null;
+        try { await bob.redo({mine: true}); } catch (error) { refused = error.code; }
+        const global = await bob.undo();
+        const deadline = Date.now() + 10000;
+        while (bob.version < global && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const result = {undone, afterUndo, redone, global, count: bob.state.count, refused, causes};
+        alice.close();
+        bob.close();
+        return result;
+    """, f"ws://127.0.0.1:{server.port}/rooms/mine")
+    causes = result["causes"]
+    check("undo mine takes back only the sender's own change", result["afterUndo"] == 10 and result["undone"] == 3,
+          result)
+    check("redo mine re-applies it, and a client with nothing of its own to redo is refused",
+          result["redone"] == 4 and result["refused"] == "nothing_to_redo", result)
+    check("global undo still takes back the room's latest change", result["global"] == 5 and result["count"] == 10,
+          result)
+    check("the patches of undo mine and redo mine say so",
+          [(c["kind"], c.get("mine"), c.get("of")) for c in causes[2:4]] == [("undo", True, 1), ("redo", True, 1)],
+          causes)
+    now = int(time.time() * 1000)
+    check("every cause carries the sender's name and the time of the change",
+          [c.get("name") for c in causes] == ["alice", "bob", "alice", "alice", "bob"]
+          and all(started <= c.get("at", 0) <= now for c in causes), causes)
+
+    driver.get(f"http://127.0.0.1:{server.port}/inspect/mine")
+    ready = wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", 20)
+    timeline = driver.find_element("id", "timeline").text
+    check("the inspector names who made each change after they left", ready and "alice" in timeline and
+          "bob" in timeline and "undo of own v1" in timeline and "redo of own v1" in timeline, timeline)
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/rooms/mine/log?after=0", timeout=10) as response:
+        log = [json.loads(line) for line in response.read().decode().splitlines() if line]
+    expected = sorted(time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(m["cause"]["at"] // 1000))
+                      + f".{m['cause']['at'] % 1000:03d}Z" for m in log if m.get("type") == "patch")
+    shown = sorted(driver.execute_script(
+        "return Array.from(document.querySelectorAll('#timeline time'), (element) => element.dateTime)"))
+    check("the inspector's times are the causes' times", len(expected) == 5 and shown == expected,
+          f"{shown} vs {expected}")
 
 
 class Watcher:
@@ -375,6 +433,7 @@ document.title = "ready";
         convergence(driver, server)
         restart(driver, server)
         going_away(driver, server, page_origin)
+        undo_mine(driver, server)
         inspector(driver, todos)
         read_token_inspector(driver)
     except Exception as error:  # a check that could not run is a failure, not a crash

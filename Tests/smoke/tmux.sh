@@ -39,16 +39,32 @@ wait_for alice 'live' "alice is connected" || true
 wait_for bob 'peers: .*alice.*bob|peers: .*bob.*alice' "bob sees both peers" || true
 wait_for bob '"count": 0' "bob sees the initial count" || true
 
+# Each log line names the author and the server's time of the change, from the change's cause: v1 alice 14:03:07 ...
+at='[0-2][0-9]:[0-5][0-9]:[0-5][0-9]'
 tmx send-keys -t alice '+' Enter
 wait_for bob '"count": 1' "bob sees alice's increment" || true
-wait_for bob 'v1 alice: increment' "bob's log names alice" || true
+wait_for bob "v1 alice $at increment" "bob's log names alice and the time" || true
 
 tmx send-keys -t alice 'undo' Enter
 wait_for bob '"count": 0' "bob sees alice's undo" || true
-wait_for bob 'v2 alice undid v1' "bob's log shows the undo" || true
+wait_for bob "v2 alice $at undid v1" "bob's log shows the undo" || true
 
 tmx send-keys -t bob 'redo' Enter
 wait_for alice '"count": 1' "alice sees bob's redo" || true
+
+# Undo mine takes back alice's own latest change; bob's later one stays.
+tmx send-keys -t alice '+' Enter
+wait_for bob '"count": 2' "bob sees alice's second increment" || true
+tmx send-keys -t bob 'add 10' Enter
+wait_for alice '"count": 12' "alice sees bob's add" || true
+tmx send-keys -t alice 'undo mine' Enter
+wait_for bob '"count": 11' "alice's undo mine leaves bob's add" || true
+wait_for bob "v6 alice $at undid own v4" "bob's log shows alice took back her own change" || true
+tmx send-keys -t bob 'redo mine' Enter
+wait_for bob 'redo mine: there is nothing to redo \(nothing_to_redo\)' "bob has nothing of his own to redo" || true
+tmx send-keys -t alice 'redo mine' Enter
+wait_for bob "v7 alice $at redid own v4" "alice re-applies her own change" || true
+wait_for bob '"count": 12' "bob sees alice's redo mine" || true
 
 tmx send-keys -t alice 'frobnicate' Enter
 wait_for alice "unknown command 'frobnicate'" "a typo is explained inline" || true

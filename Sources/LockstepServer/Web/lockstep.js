@@ -85,14 +85,18 @@ export class Room {
     return this.request({ type: "action", action });
   }
 
-  /** Reverts the room's most recent change not yet undone, whoever made it. */
-  undo() {
-    return this.request({ type: "undo" });
+  /**
+   * Reverts the room's most recent change not yet undone, whoever made it. With `{mine: true}`, takes back this
+   * client's own most recent change still in effect instead (its session's, so changes from before a reconnection
+   * count), leaving others' later changes; rejects with `conflict` when it cannot, `nothing_to_undo` when none.
+   */
+  undo({ mine = false } = {}) {
+    return this.request(mine ? { type: "undo", mine: true } : { type: "undo" });
   }
 
-  /** Re-applies the most recently undone change. */
-  redo() {
-    return this.request({ type: "redo" });
+  /** Re-applies the most recently undone change; with `{mine: true}`, the latest one this client's undo took back. */
+  redo({ mine = false } = {}) {
+    return this.request(mine ? { type: "redo", mine: true } : { type: "redo" });
   }
 
   /** Takes the room back to the state it had at `version`, as one new change. */
