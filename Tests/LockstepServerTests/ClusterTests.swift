@@ -11,6 +11,7 @@ import Testing
 /// Servers on one throwaway PostgreSQL, each with its own storage, stopped afterwards (the database last).
 func withCluster<T>(
     nodes: Int = 3, app: App = .counter, operationTimeout: Duration = .seconds(20),
+    configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (PostgresServer, [SyncServer]) async throws -> T
 ) async throws -> T {
     let postgres = try PostgresServer()
@@ -18,7 +19,8 @@ func withCluster<T>(
     var servers: [SyncServer] = []
     defer { for server in servers { server.shutdown() } }
     for _ in 0..<nodes {
-        servers.append(try await clusterNode(on: postgres, app: app, operationTimeout: operationTimeout))
+        servers.append(
+            try await clusterNode(on: postgres, app: app, operationTimeout: operationTimeout, configure: configure))
     }
     return try await body(postgres, servers)
 }
@@ -26,7 +28,8 @@ func withCluster<T>(
 /// One more server on `postgres`'s database; database calls time out generously unless a test is about that, since
 /// the rest of the suite runs beside it on two cores.
 func clusterNode(
-    on postgres: PostgresServer, app: App, operationTimeout: Duration, clock: ServerClock = .continuous
+    on postgres: PostgresServer, app: App, operationTimeout: Duration, clock: ServerClock = .continuous,
+    configure: (inout ServerConfiguration) -> Void = { _ in }
 ) async throws -> SyncServer {
     var storageConfiguration = PostgresRoomStorage.Configuration()
     storageConfiguration.operationTimeout = operationTimeout
@@ -36,6 +39,7 @@ func clusterNode(
         url: postgres.url, app: app.name, configuration: storageConfiguration, logger: logger)
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
+    configure(&configuration)
     return try SyncServer(configuration: configuration, storage: storage, clock: clock, logger: logger)
 }
 

@@ -1,0 +1,66 @@
+import Foundation
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import LockstepTestSupport
+import Testing
+
+/// Private parts hold where a room goes: reloaded after a restart, and on another server of a PostgreSQL cluster.
+@Suite(.timeLimit(.minutes(2))) struct PrivatePartsRestartTests {
+    @Test func aReloadedRoomKeepsAlicesHandFromBob() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tokens = try await TokenAuthority(secret: AccessTests.secret)
+        let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
+        let bob = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "bob")
+        let configure: (inout ServerConfiguration) -> Void = {
+            $0.tokens = tokens
+            $0.privateParts = try! PrivateParts(["/hands/{sub}"])
+        }
+        try await withStoredServer(in: directory, app: .json, configure: configure) { server in
+            let writer = try await Writer.connect(server.port, token: alice)
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/hands","value":{"alice":"SECRET"}}]"#))
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table","value":1}]"#))
+        }
+        try await withStoredServer(in: directory, app: .json, configure: configure) { server in
+            let reader = try await TestClient.connect(port: server.port, query: "token=\(bob)", using: sharedTransport)
+            let resumed = try await TestClient.connect(
+                port: server.port, query: "since=0&token=\(bob)", using: sharedTransport)
+            _ = await reader.drain(timeout: .milliseconds(300))
+            _ = await resumed.drain(timeout: .milliseconds(300))
+            var bytes = try await PrivatePartsTests.httpBytes(server.port, token: bob, version: 1)
+            for client in [reader, resumed] { bytes += await client.frames.flatMap { $0 } }
+            #expect(!PrivatePartsTests.contains(bytes, "SECRET"))
+            #expect(PrivatePartsTests.contains(bytes, "table"))
+            let own = try await PrivatePartsTests.httpBytes(server.port, token: alice, version: 1)
+            #expect(PrivatePartsTests.contains(own, "SECRET"))
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(2)), .serialized, .postgresExclusive) struct PrivatePartsClusterTests {
+    @Test func bobOnServerBNeverSeesWhatAlicePutInHerHandThroughServerA() async throws {
+        let tokens = try await TokenAuthority(secret: AccessTests.secret)
+        let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
+        let bob = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "bob")
+        try await withCluster(nodes: 2, app: .json, configure: {
+            $0.tokens = tokens
+            $0.privateParts = try! PrivateParts(["/hands/{sub}"])
+        }) { _, servers in
+            let reader = try await TestClient.connect(
+                port: servers[1].port, query: "token=\(bob)", using: sharedTransport)
+            _ = try await reader.nextJSON(type: "snapshot")
+            let writer = try await Writer.connect(servers[0].port, token: alice)
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/hands","value":{}}]"#))
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/hands/alice","value":"SECRET"}]"#))
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table","value":"public"}]"#))
+            try await reader.catchUp(to: 3)
+            var bytes = await reader.frames.flatMap { $0 }
+            bytes += try await PrivatePartsTests.httpBytes(servers[1].port, token: bob, version: 2)
+            #expect(!PrivatePartsTests.contains(bytes, "SECRET"))
+            #expect(PrivatePartsTests.contains(bytes, "public"))
+            #expect(await reader.state == ["hands": [:], "table": "public"])
+        }
+    }
+}
