@@ -42,17 +42,22 @@ public struct PrivateParts: Sendable, Hashable {
     /// Whether `pointer` is at or inside a private subtree that `reader` may not see.
     public func hides(_ pointer: JSONPointer, from reader: String?) -> Bool {
         patterns.contains { pattern in
-            guard pointer.tokens.count >= pattern.count else { return false }
-            var owner: String?
-            for (segment, token) in zip(pattern, pointer.tokens) {
-                guard let segment else {
-                    owner = token
-                    continue
-                }
-                guard segment == token else { return false }
-            }
+            guard pointer.tokens.count >= pattern.count, let owner = Self.match(pattern, pointer) else { return false }
             return owner == nil || owner != reader
         }
+    }
+
+    /// Whether `pointer` follows `pattern` as far as either goes: nil if not, else the `{sub}` it binds, if any.
+    private static func match(_ pattern: [String?], _ pointer: JSONPointer) -> String?? {
+        var owner: String?
+        for (segment, token) in zip(pattern, pointer.tokens) {
+            if let segment {
+                guard segment == token else { return nil }
+            } else {
+                owner = token
+            }
+        }
+        return .some(owner)
     }
 
     /// `value`, found at `pointer`, without the private subtrees below it that `reader` may not see. (Whether
@@ -60,17 +65,8 @@ public struct PrivateParts: Sendable, Hashable {
     public func redact(_ value: JSON, at pointer: JSONPointer, for reader: String?) -> JSON {
         var result = value
         for pattern in patterns where pattern.count > pointer.tokens.count {
-            var owner: String?
-            var matches = true
-            for (segment, token) in zip(pattern, pointer.tokens) {
-                if let segment {
-                    if segment != token { matches = false }
-                } else {
-                    owner = token
-                }
-            }
             // Below a subtree that is the reader's own, nothing of this pattern is hidden.
-            guard matches, owner == nil || owner != reader else { continue }
+            guard let owner = Self.match(pattern, pointer), owner == nil || owner != reader else { continue }
             Self.remove(Array(pattern.dropFirst(pointer.tokens.count)), from: &result, reader: reader)
         }
         return result
@@ -161,12 +157,7 @@ extension PrivateParts {
     /// The owner of the private subtree `pointer` is at or in, if it is in one.
     private func note(_ pointer: JSONPointer, in touched: inout Touched) {
         for pattern in patterns where pointer.tokens.count >= pattern.count {
-            var owner: String?
-            guard zip(pattern, pointer.tokens).allSatisfy({ segment, token in
-                if let segment { return segment == token }
-                owner = token
-                return true
-            }) else { continue }
+            guard let owner = Self.match(pattern, pointer) else { continue }
             if let owner { touched.owners.insert(owner) } else { touched.unowned = true }
         }
     }
@@ -174,12 +165,7 @@ extension PrivateParts {
     /// The owners of private subtrees inside `value`, found at `pointer`.
     private func noteInside(_ value: JSON, at pointer: JSONPointer, in touched: inout Touched) {
         for pattern in patterns where pattern.count > pointer.tokens.count {
-            var owner: String?
-            guard zip(pattern, pointer.tokens).allSatisfy({ segment, token in
-                if let segment { return segment == token }
-                owner = token
-                return true
-            }) else { continue }
+            guard let owner = Self.match(pattern, pointer) else { continue }
             Self.collect(Array(pattern.dropFirst(pointer.tokens.count)), in: value, owner: owner, into: &touched)
         }
     }
