@@ -185,7 +185,8 @@ final class Room {
         return Array(log[start..<log.count])
     }
 
-    /// A snapshot for client `you`, with its session's mark `seq`; the state is encoded once per version.
+    /// A snapshot for client `you`, with its session's mark `seq`, of the whole room (encoded once per version) or of
+    /// what `view` sees, echoing `path` as the client gave it.
     func snapshot(
         for you: String, seq: Int? = nil, view: RoomView? = nil, path: String? = nil
     ) throws(StoreError) -> OutboundFrame {
