@@ -14,11 +14,16 @@ func serverCallback(
 
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
         let server = server(of: wsi)
-        let request = UpgradeRequest(wsi: wsi)
-        let refusal = server.delegate.refusal(of: request)
-        request.invalidate()
+        let refusal: HTTPResponse?
+        if let malformed = MalformedRequest.check(wsi, upgrade: true) {
+            refusal = malformed.response
+        } else {
+            let request = UpgradeRequest(wsi: wsi)
+            refusal = server.delegate.refusal(of: request)
+            request.invalidate()
+        }
         guard let refusal else { return 0 }
-        refuseUpgrade(wsi, with: refusal, server: server)
+        refuse(wsi, with: refusal, server: server)
         // Nonzero closes the connection once the answer is written.
         return -1
 
@@ -65,9 +70,10 @@ func serverCallback(
     }
 }
 
-/// Answers a refused handshake with a whole HTTP/1.1 response in one write (status line, headers, body), so a client
-/// sees the status and reason, never a bare 503 or a reset. The answer is small: the socket takes it at once.
-private func refuseUpgrade(_ wsi: OpaquePointer, with response: HTTPResponse, server: WebSocketServer) {
+/// Answers a refused handshake (or a malformed request) with a whole HTTP/1.1 response in one write (status line,
+/// headers, body), so a client sees the status and reason, never a bare 503 or a reset. The answer is small: the
+/// socket takes it at once.
+private func refuse(_ wsi: OpaquePointer, with response: HTTPResponse, server: WebSocketServer) {
     // The write buffer holds the whole answer; a refusal's body is a line or two, so the cut never shows in practice.
     let body = response.body.prefix(server.configuration.coalesceBytes / 2)
     var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n"
@@ -115,6 +121,12 @@ private func handleHTTP(
     -> Int32
 {
     let server = server(of: wsi)
+    if let malformed = MalformedRequest.check(wsi, upgrade: false) {
+        // Written whole, as HTTP/1.1 (libwebsockets would answer the garbled version with 1.0), then closed: what
+        // follows on the connection cannot be trusted to start a request.
+        refuse(wsi, with: malformed.response, server: server)
+        return -1
+    }
     let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
     let request = HTTPRequest(wsi: wsi, path: path)
     let response = server.delegate.respond(to: request)
