@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LockstepClient
+import LockstepTransport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,8 +25,11 @@ struct ClientCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The room's address, ws://HOST:PORT/rooms/ROOM.")
+    @Argument(help: "The room's address, ws://HOST:PORT/rooms/ROOM (wss:// over TLS).")
     var url: String
+
+    @Option(help: "A PEM file of certificates to trust for wss:// besides the system's (e.g. a self-signed one).")
+    var caFile: String?
 
     @Option(help: "The name other clients see.")
     var name: String?
@@ -42,7 +46,8 @@ struct ClientCommand: AsyncParsableCommand {
     func run() async throws {
         let room: RoomClient
         do {
-            room = try RoomClient(url: url, name: name, session: session)
+            let transport = try WebSocketClient(trustedCertificatesFile: caFile)
+            room = try RoomClient(url: url, name: name, session: session, transport: transport)
             try await room.connect()
         } catch {
             FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))

@@ -66,6 +66,10 @@ public struct ServerConfiguration: Sendable {
     public var sessionIdle = Duration.seconds(24 * 3_600)
     /// Session marks one room keeps; past it the least recently active session is forgotten.
     public var sessionLimit = 10_000
+    /// A PEM certificate (chain) and its unencrypted PEM key: the port then speaks TLS only, `wss://` and `https://`.
+    /// Both or neither.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
 
     public init(app: App) {
         self.app = app

@@ -58,6 +58,9 @@ public actor SyncServer {
         transportConfiguration.port = configuration.port
         transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
         transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            transportConfiguration.tls = TLSFiles(certificatePath: certificate, privateKeyPath: key)
+        }
         self.configuration = configuration
         self.clock = clock
         self.logger = logger

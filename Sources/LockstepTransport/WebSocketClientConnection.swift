@@ -25,8 +25,12 @@ public final class WebSocketClientConnection {
     /// Until the server's answer is checked; nil once upgraded.
     private var handshake: ClientHandshake?
     private var reader: ClientFrameReader
-    /// Bytes ready for the wire: the upgrade request, then masked frames.
+    /// Bytes ready for the wire: the upgrade request, then masked frames (plaintext, under TLS).
     private var outbound = OutboundBuffer()
+    /// `wss://`: the session that encrypts `outbound` into `wire` and decrypts what arrives.
+    private let tls: TLSClientSession?
+    /// Under TLS, ciphertext ready for the socket.
+    private var wire = OutboundBuffer()
     /// Messages sent before the upgrade completed; framed once it has.
     private var waiting: [(opcode: UInt8, payload: [UInt8])] = []
     private var established = false
@@ -41,8 +45,12 @@ public final class WebSocketClientConnection {
     private var maskGenerator = SystemRandomNumberGenerator()
 
     /// `handshake` is nil only for a connection that ends before it has a socket (an invalid URL).
-    init(id: UInt64, client: WebSocketClient, delegate: any WebSocketClientDelegate, handshake: ClientHandshake?) {
+    init(
+        id: UInt64, client: WebSocketClient, delegate: any WebSocketClientDelegate, handshake: ClientHandshake?,
+        tls: TLSClientSession?
+    ) {
         self.id = id
+        self.tls = tls
         self.client = client
         self.delegate = delegate
         self.handshake = handshake
@@ -101,6 +109,8 @@ public final class WebSocketClientConnection {
             request.withUnsafeBytes { outbound.append($0) }
             queuedBytes += request.count
         }
+        // Under TLS the request waits for the handshake, whose first message goes out now.
+        if let tls, case .failed(let reason) = tls.handshake() { failure = reason }
         requestWritable()
     }
 
@@ -113,22 +123,35 @@ public final class WebSocketClientConnection {
         writeRequested = false
         guard let wsi else { return -1 }
         if failure != nil { return -1 }
-        if outbound.count > 0 {
-            let sent = Glibc.send(
-                lws_get_socket_fd(wsi), outbound.head, outbound.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            if sent < 0 {
-                guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return -1 }
-            } else {
-                outbound.removeFirst(sent)
-                queuedBytes -= sent
+        if let tls {
+            // Encrypt a bounded slice at a time, so ciphertext never piles up far ahead of the socket.
+            let slice = min(outbound.count, 64 * 1024)
+            if wire.count < 64 * 1024, slice > 0 {
+                let taken = tls.write(outbound.head, count: slice)
+                outbound.removeFirst(taken)
+                queuedBytes -= taken
             }
+            tls.takeCiphertext(into: &wire)
+            if wire.count > 0, !send(&wire, on: wsi, counted: false) { return -1 }
+        } else if outbound.count > 0, !send(&outbound, on: wsi, counted: true) {
+            return -1
         }
-        if outbound.count > 0 {
-            requestWritable()
+        if outbound.count > 0 || wire.count > 0 {
+            // Plaintext waiting for the TLS handshake goes out once it is established (see `handleReceive`).
+            if tls?.isEstablished != false || wire.count > 0 { requestWritable() }
             return 0
         }
         // Everything is out: after echoing the server's close there is nothing left to do.
         return closeSent && peerClose != nil ? -1 : 0
+    }
+
+    /// Writes what the socket takes of `buffer` without blocking; false when the socket failed.
+    private func send(_ buffer: inout OutboundBuffer, on wsi: OpaquePointer, counted: Bool) -> Bool {
+        let sent = Glibc.send(lws_get_socket_fd(wsi), buffer.head, buffer.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        if sent < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
+        buffer.removeFirst(sent)
+        if counted { queuedBytes -= sent }
+        return true
     }
 
     /// Frames and masks one message into the outbound bytes.
@@ -162,9 +185,39 @@ public final class WebSocketClientConnection {
         requestWritable()
     }
 
-    /// `LWS_CALLBACK_RAW_RX`: the server's answer while upgrading, frames after.
+    /// `LWS_CALLBACK_RAW_RX`: bytes from the socket, decrypted first under TLS.
     func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         let chunk = UnsafeRawBufferPointer(start: input, count: length)
+        guard let tls else { return receive(chunk) }
+        tls.receive(chunk)
+        if !tls.isEstablished {
+            switch tls.handshake() {
+            case .needMore:
+                requestWritable()
+                return 0
+            case .failed(let reason):
+                failure = reason
+                return -1
+            case .established:
+                break
+            }
+        }
+        var result: Int32 = 0
+        let ended = tls.readPlaintext { plaintext in
+            result = receive(plaintext)
+            return result == 0 && !finished
+        }
+        if result != 0 { return result }
+        if let ended {
+            if !established { failure = failure ?? ended }
+            return -1
+        }
+        if tls.hasCiphertext || outbound.count > 0 { requestWritable() }
+        return 0
+    }
+
+    /// The server's answer while upgrading, frames after.
+    private func receive(_ chunk: UnsafeRawBufferPointer) -> Int32 {
         guard handshake != nil else { return read(chunk) }
         switch handshake!.consume(chunk) {
         case .needMore:
@@ -230,6 +283,7 @@ public final class WebSocketClientConnection {
         finished = true
         wsi = nil
         outbound.removeAll()
+        wire.removeAll()
         waiting = []
         queuedBytes = 0
         freeCStrings()

@@ -31,6 +31,8 @@ public final class WebSocketServer: @unchecked Sendable {
         /// Seconds an HTTP answer may wait for its producer (a deferred response, or a streamed body that answered
         /// `.later`) before lws closes the connection; bounds answers that never come.
         public var responseWaitTimeoutSeconds: Int
+        /// With a certificate and key the port speaks TLS only: `wss://` and `https://`; nil serves plain text.
+        public var tls: TLSFiles?
 
         /// Builds a configuration; the defaults suit a local development server.
         public init(
@@ -74,6 +76,11 @@ public final class WebSocketServer: @unchecked Sendable {
     public init(configuration: Configuration = Configuration(), delegate: any WebSocketServerDelegate)
         throws(TransportError)
     {
+        if let tls = configuration.tls {
+            for path in [tls.certificatePath, tls.privateKeyPath] where access(path, R_OK) != 0 {
+                throw .tlsSetupFailed("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+        }
         ResourceLimits.raiseFileDescriptorLimit()
         CLibWebSockets_set_log_level(configuration.logWarnings ? 1 : 0)
         self.configuration = configuration
@@ -84,7 +91,11 @@ public final class WebSocketServer: @unchecked Sendable {
         let name = strdup("lockstep")!
         let wildcard = ["", "0.0.0.0", "::", "*"].contains(configuration.host)
         let iface: UnsafeMutablePointer<CChar>? = wildcard ? nil : strdup(configuration.host)
-        cStrings = [name] + (iface.map { [$0] } ?? [])
+        // HTTP/1.1 only: over HTTP/2 a WebSocket would not be a byte stream our pre-framed writes can go to.
+        let tlsStrings = configuration.tls.map {
+            [strdup($0.certificatePath)!, strdup($0.privateKeyPath)!, strdup("http/1.1")!]
+        }
+        cStrings = [name] + (iface.map { [$0] } ?? []) + (tlsStrings ?? [])
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(name)
@@ -98,7 +109,13 @@ public final class WebSocketServer: @unchecked Sendable {
         info.port = Int32(configuration.port)
         info.iface = UnsafePointer(iface)
         info.protocols = UnsafePointer(protocols)
-        info.options = CLibWebSockets_server_options(configuration.host.contains(":") ? 0 : 1)
+        info.options = CLibWebSockets_server_options(
+            configuration.host.contains(":") ? 0 : 1, configuration.tls == nil ? 0 : 1)
+        if let tlsStrings {
+            info.ssl_cert_filepath = UnsafePointer(tlsStrings[0])
+            info.ssl_private_key_filepath = UnsafePointer(tlsStrings[1])
+            info.alpn = UnsafePointer(tlsStrings[2])
+        }
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.pt_serv_buf_size = 32 * 1024
         // Both bound the header phase: the first from accept, the second while a header table is held.
@@ -109,6 +126,12 @@ public final class WebSocketServer: @unchecked Sendable {
         info.extensions = nil
 
         guard let context = lws_create_context(&info) else {
+            if let tls = configuration.tls {
+                throw .tlsSetupFailed(
+                    "cannot listen on \(configuration.host):\(configuration.port) with certificate "
+                        + "\(tls.certificatePath) and key \(tls.privateKeyPath): check both are PEM, that the key "
+                        + "belongs to the certificate and is not encrypted, and that the port is free")
+            }
             throw .contextCreationFailed("cannot listen on \(configuration.host):\(configuration.port)")
         }
         port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))

@@ -61,6 +61,9 @@ struct Load: ParsableCommand {
     @Option(help: "After sending stops: how long to wait for every ack and patch.")
     var drain = LoadDuration(argument: "30s")!
 
+    @Option(help: "A PEM file of certificates to trust for wss:// besides the system's (e.g. a self-signed one).")
+    var caFile: String?
+
     @Option(help: "Connect: the local server's process id, to read its RSS from /proc before and after.")
     var serverPid: Int32?
 
@@ -83,7 +86,7 @@ struct Load: ParsableCommand {
         }
         for url in url {
             guard let host = Self.host(of: url) else {
-                throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM")
+                throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM (or wss://)")
             }
             guard host == "localhost" || host == "[::1]" || host.hasPrefix("127.") else {
                 throw ValidationError(
@@ -94,7 +97,9 @@ struct Load: ParsableCommand {
 
     func run() throws {
         let shards = try (0..<threads).map { _ throws(LoadError) in
-            try LoadShard(actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0)
+            try LoadShard(
+                actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0,
+                trustedCertificatesFile: caFile)
         }
         defer { for shard in shards { shard.client.shutdown() } }
         let progress = LoadProgress(shards: shards, clients: clients, enabled: isatty(STDERR_FILENO) == 1)
@@ -295,8 +300,8 @@ struct Load: ParsableCommand {
     }
 
     private static func host(of url: String) -> String? {
-        guard url.hasPrefix("ws://") else { return nil }
-        let rest = url.dropFirst(5)
+        guard let scheme = ["ws://", "wss://"].first(where: { url.hasPrefix($0) }) else { return nil }
+        let rest = url.dropFirst(scheme.count)
         if rest.hasPrefix("[") { return rest.firstIndex(of: "]").map { String(rest[...$0]) } }
         let host = rest.prefix { $0 != ":" && $0 != "/" }
         return host.isEmpty ? nil : String(host)

@@ -99,6 +99,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Client sessions whose seq marks one room keeps; past it the least recently active is forgotten.")
     var sessionLimit = 10_000
 
+    @Option(help: "PEM certificate (chain): serve TLS only, wss:// and https://, on --port. Needs --tls-key.")
+    var tlsCert: String?
+
+    @Option(help: "Unencrypted PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     @OptionGroup var auth: AuthOptions
 
     @Flag(
@@ -141,6 +147,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--postgres-timeout must be at least 100ms and --peer-lifetime at least 3s")
         }
         guard sessionLimit > 0 else { throw ValidationError("--session-limit must be positive") }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: give both PEM files, or neither")
+        }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -175,6 +184,8 @@ struct Serve: AsyncParsableCommand {
         configuration.sessionIdle = sessionIdle
         configuration.sessionLimit = sessionLimit
         configuration.tokens = try await auth.authority()
+        configuration.tlsCertificatePath = tlsCert
+        configuration.tlsKeyPath = tlsKey
 
         // Listening for signals before anything starts: a SIGTERM sent as soon as the port is printed is not lost.
         let termination = Self.terminationSignal()
@@ -188,9 +199,10 @@ struct Serve: AsyncParsableCommand {
             storage = try await PostgresRoomStorage(url: postgres, app: app, configuration: options, logger: logger)
         }
         let server = try SyncServer(configuration: configuration, storage: storage, logger: logger)
+        let scheme = tlsCert == nil ? "ws" : "wss"
         // Unbuffered, so scripts reading the port see it at once.
         FileHandle.standardOutput.write(
-            Data("lockstep: serving '\(app)' rooms on ws://\(host):\(server.port)/rooms/ROOM\n".utf8))
+            Data("lockstep: serving '\(app)' rooms on \(scheme)://\(host):\(server.port)/rooms/ROOM\n".utf8))
         let signal = await termination.value
         logger.info("shutting down", metadata: ["signal": "\(signal)"])
         server.shutdown()
