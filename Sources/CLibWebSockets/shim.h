@@ -41,6 +41,32 @@ static const int CLibWebSockets_SSL_ERROR_WANT_WRITE = SSL_ERROR_WANT_WRITE;
 static const int CLibWebSockets_SSL_ERROR_ZERO_RETURN = SSL_ERROR_ZERO_RETURN;
 static const int CLibWebSockets_SSL_VERIFY_PEER = SSL_VERIFY_PEER;
 
+/// The permessage-deflate extension as libwebsockets sees it: negotiated through it, so that it accepts frames with
+/// RSV1 set, but a pass-through: payloads reach Lockstep as they arrived (it inflates them itself) and its pre-framed
+/// writes bypass extensions. No option is echoed by libwebsockets; the server writes the response's parameters.
+static inline int CLibWebSockets_deflate_passthrough(struct lws_context *context, const struct lws_extension *ext,
+                                                     struct lws *wsi, enum lws_extension_callback_reasons reason,
+                                                     void *user, void *in, size_t len) {
+    static const struct lws_ext_options no_options[] = { { NULL, EXTARG_NONE } };
+    if (reason == LWS_EXT_CB_CONSTRUCT)
+        *(const struct lws_ext_options **)in = no_options;
+    return 0;
+}
+
+/// The extension list of a server that offers permessage-deflate.
+static inline const struct lws_extension *CLibWebSockets_deflate_extensions(void) {
+    static const struct lws_extension extensions[] = {
+        { "permessage-deflate", CLibWebSockets_deflate_passthrough, "permessage-deflate" },
+        { NULL, NULL, NULL },
+    };
+    return extensions;
+}
+
+/// The RSV1 bit of the frame being received: set on the first frame of a compressed message.
+static inline int CLibWebSockets_frame_is_compressed(struct lws *wsi) {
+    return (lws_get_reserved_bits(wsi) & 0x40) != 0;
+}
+
 /// Returns the allocator's free pages to the system (glibc's `malloc_trim`, not in Swift's Glibc module); a no-op
 /// elsewhere.
 static inline void CLibWebSockets_return_free_memory(void) {

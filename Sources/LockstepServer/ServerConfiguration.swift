@@ -70,6 +70,12 @@ public struct ServerConfiguration: Sendable {
     /// Both or neither.
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
+    /// Whether a client that offers permessage-deflate (RFC 7692) gets compressed frames; off, every client gets
+    /// plain ones, whatever it offers.
+    public var compression = true
+    /// Messages to deflate clients shorter than this go uncompressed: deflating a few bytes saves little and costs
+    /// a compression each.
+    public var compressionMinimumBytes = 128
 
     public init(app: App) {
         self.app = app

@@ -61,6 +61,8 @@ public actor SyncServer {
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             transportConfiguration.tls = TLSFiles(certificatePath: certificate, privateKeyPath: key)
         }
+        transportConfiguration.compression = configuration.compression
+        transportConfiguration.compressionMinimumBytes = configuration.compressionMinimumBytes
         self.configuration = configuration
         self.clock = clock
         self.logger = logger

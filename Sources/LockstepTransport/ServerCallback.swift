@@ -30,12 +30,21 @@ func serverCallback(
     case LWS_CALLBACK_ESTABLISHED:
         guard let user else { return -1 }
         let server = server(of: wsi)
-        let connection = WebSocketConnection(id: server.nextID, wsi: wsi, server: server)
+        let connection = WebSocketConnection(
+            id: server.nextID, wsi: wsi, server: server, deflate: server.deflateAgreement(wsi))
         server.nextID += 1
         server.connections[connection.id] = connection
         user.storeBytes(of: Unmanaged.passUnretained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
         server.delegate.connectionDidOpen(connection)
         return 0
+
+    case LWS_CALLBACK_CONFIRM_EXTENSION_OKAY:
+        // Nonzero declines: the client gets plain frames.
+        return server(of: wsi).deflateAgreement(wsi) == nil ? 1 : 0
+
+    case LWS_CALLBACK_ADD_HEADERS:
+        guard let agreement = server(of: wsi).deflateAgreement(wsi), let input else { return 0 }
+        return appendDeflateParameters(agreement, to: input.assumingMemoryBound(to: lws_process_html_args.self))
 
     case LWS_CALLBACK_RECEIVE:
         connection(in: user)?.handleReceive(input, length)
@@ -84,6 +93,25 @@ private func refuse(_ wsi: OpaquePointer, with response: HTTPResponse, server: W
     let base = server.writeBuffer + CLibWebSockets_LWS_PRE
     bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
     _ = lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
+}
+
+/// Completes the handshake answer's `Sec-WebSocket-Extensions: permessage-deflate` line, which libwebsockets wrote
+/// without parameters just before the headers a callback may add (lib/roles/ws/server-ws.c `handshake_0405`, 4.1.6):
+/// the line is reopened and `server_no_context_takeover` (and what else was agreed) appended. Anything else there
+/// fails the handshake rather than send compressed frames unannounced.
+private func appendDeflateParameters(
+    _ agreement: DeflateNegotiation, to args: UnsafeMutablePointer<lws_process_html_args>
+) -> Int32 {
+    let written = Array("Sec-WebSocket-Extensions: permessage-deflate\r\n".utf8)
+    let line = Array((agreement.responseParameters + "\r\n").utf8)
+    guard let end = args.pointee.p, Int(args.pointee.max_len) > line.count else { return 1 }
+    let start = UnsafeMutableRawPointer(end) - written.count
+    guard UnsafeRawBufferPointer(start: start, count: written.count).elementsEqual(written) else { return 1 }
+    let cursor = UnsafeMutableRawPointer(end) - 2
+    line.withUnsafeBytes { cursor.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    args.pointee.p = end + (line.count - 2)
+    args.pointee.max_len -= Int32(line.count - 2)
+    return 0
 }
 
 private func server(of wsi: OpaquePointer) -> WebSocketServer {

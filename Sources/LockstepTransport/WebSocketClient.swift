@@ -26,16 +26,24 @@ public final class WebSocketClient: @unchecked Sendable {
     private let trustedCertificatesFile: String?
     /// Made on the first `wss://` connection. Loop thread only.
     private var tlsContext: TLSClientContext?
+    /// Whether connections offer permessage-deflate.
+    public let compression: Bool
+    /// Compresses what this client's connections send once agreed; made on first use. Loop thread only.
+    private(set) lazy var deflater = MessageDeflater()
     /// Connecting and upgrading each have this long.
     static let handshakeTimeoutSeconds: Int32 = 10
 
     /// Creates the context and starts its loop thread. `receiveBufferBytes` is the most one read takes from a
     /// socket. `wss://` servers must present a certificate the system trusts (OpenSSL also reads `SSL_CERT_FILE`)
-    /// or one from `trustedCertificatesFile` (PEM), such as a test's self-signed certificate.
+    /// or one from `trustedCertificatesFile` (PEM), such as a test's self-signed certificate. With `compression`,
+    /// connections offer permessage-deflate: compressed messages from the server are inflated, and messages of 128
+    /// bytes or more are sent compressed, each on its own.
     public init(
-        maxMessageBytes: Int = 64 << 20, receiveBufferBytes: Int = 4096, trustedCertificatesFile: String? = nil
+        maxMessageBytes: Int = 64 << 20, receiveBufferBytes: Int = 4096, trustedCertificatesFile: String? = nil,
+        compression: Bool = false
     ) throws(TransportError) {
         ResourceLimits.raiseFileDescriptorLimit()
+        self.compression = compression
         self.trustedCertificatesFile = trustedCertificatesFile
         CLibWebSockets_set_log_level(0)
         self.maxMessageBytes = maxMessageBytes
@@ -116,7 +124,8 @@ public final class WebSocketClient: @unchecked Sendable {
         var key = [UInt8](repeating: 0, count: 16)
         lws_get_random(context, &key, key.count)
         let handshake = ClientHandshake(
-            host: parsed.hostHeader, path: parsed.path, headers: headers.map { ($0.key, $0.value) }, key: key)
+            host: parsed.hostHeader, path: parsed.path, headers: headers.map { ($0.key, $0.value) }, key: key,
+            offerDeflate: compression)
         let connection = WebSocketClientConnection(
             id: nextID, client: self, delegate: delegate, handshake: handshake, tls: tls)
         nextID += 1

@@ -41,6 +41,10 @@ public final class WebSocketClientConnection {
     /// Why the connection is being dropped, when it is our decision (a refused handshake, a protocol violation).
     private var failure: String?
     private var writeRequested = false
+    /// permessage-deflate as agreed in the handshake; nil for plain frames.
+    private var deflate: ClientHandshake.ClientDeflate?
+    /// Inflates the server's compressed messages; kept between them only when the server may refer back.
+    private var inflater: MessageInflater?
     /// Masking keys need not be secret from this client's own user, only unpredictable to what is on the path.
     private var maskGenerator = SystemRandomNumberGenerator()
 
@@ -156,10 +160,23 @@ public final class WebSocketClientConnection {
 
     /// Frames and masks one message into the outbound bytes.
     private func queueFrame(opcode: UInt8, payload: [UInt8]) {
+        if deflate != nil, opcode == 0x1 || opcode == 0x2, payload.count >= 128 {
+            let compressed = payload.withUnsafeBytes { client.deflater.compress($0) }
+            if compressed.count < payload.count {
+                queueFrame(opcode: opcode, payload: compressed, rsv1: true)
+                return
+            }
+        }
+        queueFrame(opcode: opcode, payload: payload, rsv1: false)
+    }
+
+    /// Frames and masks one message, as given, into the outbound bytes; `rsv1` marks it compressed.
+    private func queueFrame(opcode: UInt8, payload: [UInt8], rsv1: Bool) {
         let count = payload.count
         let frameSize = FrameHeader.size(payloadCount: count, masked: true) + count
         let out = outbound.appendUninitialized(frameSize).assumingMemoryBound(to: UInt8.self)
         let headerCount = FrameHeader.write(opcode: opcode, payloadCount: count, masked: true, to: out)
+        if rsv1 { out[0] |= 0x40 }
         let mask: UInt32 = maskGenerator.next()
         withUnsafeBytes(of: mask) {
             (out + headerCount).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4)
@@ -225,9 +242,11 @@ public final class WebSocketClientConnection {
         case .refused(let reason):
             failure = reason
             return -1
-        case .accepted(let leftover):
+        case .accepted(let leftover, let deflate):
             handshake = nil
             established = true
+            self.deflate = deflate
+            reader.acceptsCompressed = deflate != nil
             if let wsi { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
             let held = waiting
             waiting = []
@@ -246,7 +265,21 @@ public final class WebSocketClientConnection {
         do {
             try reader.consume(chunk) { event in
                 switch event {
-                case .message(let bytes, let binary):
+                case .message(let compressedBytes, let binary, compressed: true):
+                    guard delegate != nil else { return true }
+                    switch inflate(compressedBytes) {
+                    case .success(let bytes):
+                        bytes.withUnsafeBytes { deliver($0, binary: binary) }
+                    case .failure(let failure):
+                        if case .tooLarge(let size) = failure {
+                            delegate?.client(self, didReceive: .tooLarge(size))
+                        } else {
+                            stop = true
+                            self.failure = "the server sent permessage-deflate data that does not inflate"
+                            return false
+                        }
+                    }
+                case .message(let bytes, let binary, compressed: false):
                     guard let delegate else { return true }
                     if binary {
                         delegate.client(self, didReceive: .binary(Array(bytes)))
@@ -275,6 +308,41 @@ public final class WebSocketClientConnection {
             return -1
         }
         return stop ? -1 : 0
+    }
+
+    private enum InflateFailure: Error {
+        case tooLarge(Int)
+        case corrupt
+    }
+
+    /// A compressed message from the server, inflated within the client's message limit.
+    private func inflate(_ compressed: UnsafeRawBufferPointer) -> Result<[UInt8], InflateFailure> {
+        let inflater = self.inflater ?? MessageInflater()
+        let limit = client.maxMessageBytes
+        var message: [UInt8] = []
+        // A message cut off at the limit leaves the inflater mid-stream: it is not kept.
+        var keep = deflate?.serverNoContextTakeover == false
+        defer { self.inflater = keep ? inflater : nil }
+        do {
+            guard try inflater.inflate(compressed, into: &message, limit: limit),
+                try inflater.finish(into: &message, limit: limit)
+            else {
+                keep = false
+                return .failure(.tooLarge(message.count))
+            }
+        } catch {
+            return .failure(.corrupt)
+        }
+        return .success(message)
+    }
+
+    private func deliver(_ bytes: UnsafeRawBufferPointer, binary: Bool) {
+        guard let delegate else { return }
+        if binary {
+            delegate.client(self, didReceive: .binary(Array(bytes)))
+        } else {
+            delegate.client(self, didReceiveText: bytes)
+        }
     }
 
     /// Reports the end exactly once and drops every reference lws or the client held.

@@ -33,6 +33,10 @@ public final class WebSocketServer: @unchecked Sendable {
         public var responseWaitTimeoutSeconds: Int
         /// With a certificate and key the port speaks TLS only: `wss://` and `https://`; nil serves plain text.
         public var tls: TLSFiles?
+        /// Whether clients offering permessage-deflate (RFC 7692) get it; off, every client gets plain frames.
+        public var compression = true
+        /// Data frames whose payload is shorter go to deflate clients uncompressed.
+        public var compressionMinimumBytes = 128
 
         /// Builds a configuration; the defaults suit a local development server.
         public init(
@@ -68,6 +72,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let cStrings: [UnsafeMutablePointer<CChar>]
     private let shutdownRequested = Mutex(false)
+    /// Compresses frames for deflate clients, each once (see `OutboundFrame.deflated`); made on first use.
+    private var deflater: MessageDeflater?
 
     /// Number of open WebSocket connections. Loop thread only.
     public var connectionCount: Int { connections.count }
@@ -122,8 +128,9 @@ public final class WebSocketServer: @unchecked Sendable {
         let handshakeTimeout = UInt32(clamping: max(1, configuration.handshakeTimeoutSeconds))
         info.timeout_secs = handshakeTimeout
         info.timeout_secs_ah_idle = handshakeTimeout
-        // Not one byte of any extension (permessage-deflate would break pre-framed RAW writes).
-        info.extensions = nil
+        // permessage-deflate is negotiated through libwebsockets (so it accepts RSV1 frames) but done here: its own
+        // extension would compress only what goes through lws_write's framing, never the pre-framed writes.
+        info.extensions = configuration.compression ? CLibWebSockets_deflate_extensions() : nil
 
         guard let context = lws_create_context(&info) else {
             if let tls = configuration.tls {
@@ -142,6 +149,19 @@ public final class WebSocketServer: @unchecked Sendable {
         }, onDestroyed: { [unowned self] in
             for connection in Array(self.connections.values) { connection.handleClosed() }
         })
+    }
+
+    /// The form of `frame` a deflate client receives, compressed once per frame. Loop thread only.
+    func deflated(_ frame: OutboundFrame) -> OutboundFrame {
+        let deflater = self.deflater ?? MessageDeflater()
+        self.deflater = deflater
+        return frame.deflated(by: deflater, minimumPayload: configuration.compressionMinimumBytes)
+    }
+
+    /// The permessage-deflate agreement for the handshake `wsi` is in, or nil when the client gets plain frames.
+    func deflateAgreement(_ wsi: OpaquePointer) -> DeflateNegotiation? {
+        guard configuration.compression, let offer = HeaderAccess.token(wsi, WSI_TOKEN_EXTENSIONS) else { return nil }
+        return DeflateNegotiation(offer: offer)
     }
 
     /// Wakes `stream`'s followers once this pass of the loop ends, after every frame appended in it.

@@ -105,6 +105,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Unencrypted PEM private key of --tls-cert.")
     var tlsKey: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "permessage-deflate for clients that offer it; --no-compression sends every client plain frames.")
+    var compression = true
+
+    @Option(help: "Messages shorter than this many bytes go to deflate clients uncompressed.")
+    var compressMin = 128
+
     @OptionGroup var auth: AuthOptions
 
     @Flag(
@@ -150,6 +158,7 @@ struct Serve: AsyncParsableCommand {
         guard (tlsCert == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together: give both PEM files, or neither")
         }
+        guard compressMin >= 0 else { throw ValidationError("--compress-min cannot be negative") }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -186,6 +195,8 @@ struct Serve: AsyncParsableCommand {
         configuration.tokens = try await auth.authority()
         configuration.tlsCertificatePath = tlsCert
         configuration.tlsKeyPath = tlsKey
+        configuration.compression = compression
+        configuration.compressionMinimumBytes = compressMin
 
         // Listening for signals before anything starts: a SIGTERM sent as soon as the port is printed is not lost.
         let termination = Self.terminationSignal()
