@@ -76,15 +76,20 @@ public final class WebSocketClient: @unchecked Sendable {
         free(protocolName)
     }
 
-    /// Opens a connection; the outcome arrives on `delegate` (on the loop thread). Any thread.
+    /// Opens a connection; the outcome arrives on `delegate` (on the loop thread). `compression` overrides the
+    /// client's choice of offering permessage-deflate for this connection. Any thread.
     public func connect(
-        to url: String, headers: [String: String] = [:], delegate: sending any WebSocketClientDelegate
+        to url: String, headers: [String: String] = [:], compression: Bool? = nil,
+        delegate: sending any WebSocketClientDelegate
     ) {
         let transfer = UncheckedTransfer(delegate)
+        let offer = compression ?? self.compression
         if loop.isCurrent {
-            connectOnLoop(url: url, headers: headers, delegate: transfer.value)
+            connectOnLoop(url: url, headers: headers, offerDeflate: offer, delegate: transfer.value)
         } else {
-            loop.execute { [self] in self.connectOnLoop(url: url, headers: headers, delegate: transfer.value) }
+            loop.execute { [self] in
+                self.connectOnLoop(url: url, headers: headers, offerDeflate: offer, delegate: transfer.value)
+            }
         }
     }
 
@@ -99,7 +104,9 @@ public final class WebSocketClient: @unchecked Sendable {
         loop.join()
     }
 
-    private func connectOnLoop(url: String, headers: [String: String], delegate: any WebSocketClientDelegate) {
+    private func connectOnLoop(
+        url: String, headers: [String: String], offerDeflate: Bool, delegate: any WebSocketClientDelegate
+    ) {
         let parsed: WebSocketURL
         do {
             parsed = try WebSocketURL(url)
@@ -125,7 +132,7 @@ public final class WebSocketClient: @unchecked Sendable {
         lws_get_random(context, &key, key.count)
         let handshake = ClientHandshake(
             host: parsed.hostHeader, path: parsed.path, headers: headers.map { ($0.key, $0.value) }, key: key,
-            offerDeflate: compression)
+            offerDeflate: offerDeflate)
         let connection = WebSocketClientConnection(
             id: nextID, client: self, delegate: delegate, handshake: handshake, tls: tls)
         nextID += 1

@@ -37,6 +37,9 @@ struct Load: ParsableCommand {
     @Option(help: "Clients that also send actions (the first ones opened).")
     var writers = 1
 
+    @Option(help: "Clients that offer permessage-deflate (the last ones opened); the others get plain frames.")
+    var deflate = 0
+
     @Option(help: "Fanout: total actions per second across all writers.")
     var rate: Double = 100
 
@@ -72,6 +75,7 @@ struct Load: ParsableCommand {
 
     func validate() throws {
         guard clients > 0 else { throw ValidationError("--clients must be positive") }
+        guard (0...clients).contains(deflate) else { throw ValidationError("--deflate must be 0...--clients") }
         guard batch > 0, threads > 0, window > 0 else {
             throw ValidationError("--batch, --threads and --window must be positive")
         }
@@ -152,7 +156,9 @@ struct Load: ParsableCommand {
             for index in issued..<upper {
                 let shard = shards[index % shards.count]
                 let writer = scenario != .connect && index < writers ? index : nil
-                shard.client.connect(to: url[index % url.count], delegate: LoadConnection(shard: shard, writer: writer))
+                shard.client.connect(
+                    to: url[index % url.count], compression: index >= clients - deflate,
+                    delegate: LoadConnection(shard: shard, writer: writer))
             }
             issued = upper
             var settled = 0
