@@ -67,10 +67,12 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // zlib's raw deflate, for permessage-deflate.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "LockstepTransport",
             dependencies: [
-                "CLibWebSockets",
+                "CLibWebSockets", "CZlib",
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strictSettings
@@ -134,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "lockstep-client",
             dependencies: [
-                "LockstepClient", "LockstepApps",
+                "LockstepClient", "LockstepApps", "LockstepTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "client",

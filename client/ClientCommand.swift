@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LockstepClient
+import LockstepTransport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,10 +30,13 @@ struct ClientCommand: AsyncParsableCommand {
 
     @Argument(
         help: """
-            The room's address, ws://HOST:PORT/rooms/ROOM; several (servers sharing a database) are tried in turn, \
+            The room's address, ws://HOST:PORT/rooms/ROOM (wss:// over TLS); several (servers sharing a database) are tried in turn, \
             and the client moves to the next when its server goes away.
             """)
     var urls: [String]
+
+    @Option(help: "A PEM file of certificates to trust for wss:// besides the system's (e.g. a self-signed one).")
+    var caFile: String?
 
     @Option(help: "The name other clients see.")
     var name: String?
@@ -54,7 +58,8 @@ struct ClientCommand: AsyncParsableCommand {
         let url = urls[0]
         let room: RoomClient
         do {
-            room = try RoomClient(urls: urls, name: name, session: session)
+            let transport = try WebSocketClient(trustedCertificatesFile: caFile)
+            room = try RoomClient(urls: urls, name: name, session: session, transport: transport)
             try await room.connect()
         } catch {
             FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))

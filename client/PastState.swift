@@ -11,10 +11,11 @@ enum PastState {
     /// Bearer header).
     static func fetch(roomURL: String, version: Int) async throws(CommandError) -> JSON {
         let parts = roomURL.split(separator: "?", maxSplits: 1)
-        guard let base = parts.first, base.hasPrefix("ws://"),
-            let url = URL(string: "http://" + base.dropFirst("ws://".count) + "?version=\(version)")
+        let schemes = [("ws://", "http://"), ("wss://", "https://")]
+        guard let base = parts.first, let scheme = schemes.first(where: { base.hasPrefix($0.0) }),
+            let url = URL(string: scheme.1 + base.dropFirst(scheme.0.count) + "?version=\(version)")
         else {
-            throw .failed("view needs a ws:// room URL")
+            throw .failed("view needs a ws:// or wss:// room URL")
         }
         var request = URLRequest(url: url)
         let token = parts.count == 2

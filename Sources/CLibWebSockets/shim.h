@@ -19,13 +19,52 @@ static inline void CLibWebSockets_set_log_level(int include_warnings) {
     lws_set_log_level(LLL_ERR | (include_warnings ? LLL_WARN : 0), NULL);
 }
 
-/// Server vhost options: fail instead of retrying when the port cannot be bound and, for IPv4-only
-/// listen addresses, no IPv6 socket. UTF-8 validation is deliberately NOT enabled.
-static inline uint64_t CLibWebSockets_server_options(int disable_ipv6) {
+/// Server vhost options: fail instead of retrying when the port cannot be bound, for IPv4-only listen addresses no
+/// IPv6 socket and, with a certificate, OpenSSL's set-up. UTF-8 validation is deliberately NOT enabled.
+static inline uint64_t CLibWebSockets_server_options(int disable_ipv6, int tls) {
     uint64_t options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
     if (disable_ipv6)
         options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+    if (tls)
+        options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
     return options;
+}
+
+/// `SSL_set_tlsext_host_name` is a macro: names the server a client connects to (SNI).
+static inline int CLibWebSockets_SSL_set_server_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+/// The `SSL_ERROR_*` codes a memory-BIO TLS client tells apart (macros).
+static const int CLibWebSockets_SSL_ERROR_WANT_READ = SSL_ERROR_WANT_READ;
+static const int CLibWebSockets_SSL_ERROR_WANT_WRITE = SSL_ERROR_WANT_WRITE;
+static const int CLibWebSockets_SSL_ERROR_ZERO_RETURN = SSL_ERROR_ZERO_RETURN;
+static const int CLibWebSockets_SSL_VERIFY_PEER = SSL_VERIFY_PEER;
+
+/// The permessage-deflate extension as libwebsockets sees it: negotiated through it, so that it accepts frames with
+/// RSV1 set, but a pass-through: payloads reach Lockstep as they arrived (it inflates them itself) and its pre-framed
+/// writes bypass extensions. No option is echoed by libwebsockets; the server writes the response's parameters.
+static inline int CLibWebSockets_deflate_passthrough(struct lws_context *context, const struct lws_extension *ext,
+                                                     struct lws *wsi, enum lws_extension_callback_reasons reason,
+                                                     void *user, void *in, size_t len) {
+    static const struct lws_ext_options no_options[] = { { NULL, EXTARG_NONE } };
+    if (reason == LWS_EXT_CB_CONSTRUCT)
+        *(const struct lws_ext_options **)in = no_options;
+    return 0;
+}
+
+/// The extension list of a server that offers permessage-deflate.
+static inline const struct lws_extension *CLibWebSockets_deflate_extensions(void) {
+    static const struct lws_extension extensions[] = {
+        { "permessage-deflate", CLibWebSockets_deflate_passthrough, "permessage-deflate" },
+        { NULL, NULL, NULL },
+    };
+    return extensions;
+}
+
+/// The RSV1 bit of the frame being received: set on the first frame of a compressed message.
+static inline int CLibWebSockets_frame_is_compressed(struct lws *wsi) {
+    return (lws_get_reserved_bits(wsi) & 0x40) != 0;
 }
 
 /// Returns the allocator's free pages to the system (glibc's `malloc_trim`, not in Swift's Glibc module); a no-op

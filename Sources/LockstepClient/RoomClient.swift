@@ -84,7 +84,9 @@ public actor RoomClient {
     private var connectWaiter: CheckedContinuation<Result<Void, RoomClientError>, Never>?
     private var isClosed = false
 
-    /// Prepares a client for `url` (`ws://HOST:PORT/rooms/ROOM`); nothing connects until ``connect()``.
+    /// Prepares a client for `url` (`ws://HOST:PORT/rooms/ROOM`, or `wss://` over TLS); nothing connects until
+    /// ``connect()``. A `wss://` server's certificate must be trusted by the system (OpenSSL also reads
+    /// `SSL_CERT_FILE`), or come from the `trustedCertificatesFile` of the `transport` given.
     ///
     /// - Parameters:
     ///   - name: the display name peers see (the server uses the connection id when nil).
@@ -326,7 +328,9 @@ public actor RoomClient {
 
     private static func describe(_ error: TransportError) -> String {
         switch error {
-        case .connectionFailed(let reason), .invalidURL(let reason), .contextCreationFailed(let reason): reason
+        case .connectionFailed(let reason), .invalidURL(let reason), .contextCreationFailed(let reason),
+            .tlsSetupFailed(let reason):
+            reason
         case .shutDown: "the WebSocket client was shut down"
         }
     }

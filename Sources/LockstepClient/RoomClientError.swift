@@ -22,7 +22,7 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .invalidURL(let url): "not a room URL: \(url) (expected ws://HOST:PORT/rooms/ROOM)"
+        case .invalidURL(let url): "not a room URL: \(url) (expected ws://HOST:PORT/rooms/ROOM or wss://)"
         case .connectionFailed(let reason): "cannot connect: \(reason)"
         case .server(let code, let message): "\(code): \(message)"
         case .disconnected: "the connection dropped before the server answered"

@@ -1,6 +1,6 @@
 /// A room's WebSocket address split into what stays (the base) and what changes per connection (`since`).
 struct RoomURL: Sendable {
-    /// `ws://HOST:PORT/rooms/ROOM`, without a query.
+    /// `ws://HOST:PORT/rooms/ROOM` (or `wss://`), without a query.
     let base: String
     /// The room's name, from the path.
     let room: String
@@ -8,10 +8,10 @@ struct RoomURL: Sendable {
     let query: [(String, String)]
 
     init(_ url: String, name: String?, session: String? = nil) throws(RoomClientError) {
-        guard url.hasPrefix("ws://") else { throw .invalidURL(url) }
+        guard let scheme = ["ws://", "wss://"].first(where: { url.hasPrefix($0) }) else { throw .invalidURL(url) }
         let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let base = String(parts[0])
-        let path = base.dropFirst("ws://".count).drop { $0 != "/" }
+        let path = base.dropFirst(scheme.count).drop { $0 != "/" }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 3, segments[1] == "rooms", !segments[2].isEmpty,
             segments[2].count <= 128,

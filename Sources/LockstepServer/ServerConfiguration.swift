@@ -72,6 +72,16 @@ public struct ServerConfiguration: Sendable {
     /// How long a drain (``SyncServer/drain()``, on SIGTERM) may take: answering what was read, storing it, and
     /// closing every connection with 1001. Past it the server stops anyway.
     public var drainTimeout = Duration.seconds(10)
+    /// A PEM certificate (chain) and its unencrypted PEM key: the port then speaks TLS only, `wss://` and `https://`.
+    /// Both or neither.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// Whether a client that offers permessage-deflate (RFC 7692) gets compressed frames; off, every client gets
+    /// plain ones, whatever it offers.
+    public var compression = true
+    /// Messages to deflate clients shorter than this go uncompressed: deflating a few bytes saves little and costs
+    /// a compression each.
+    public var compressionMinimumBytes = 128
 
     public init(app: App) {
         self.app = app

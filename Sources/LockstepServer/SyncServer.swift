@@ -68,6 +68,11 @@ public actor SyncServer {
         transportConfiguration.port = configuration.port
         transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
         transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            transportConfiguration.tls = TLSFiles(certificatePath: certificate, privateKeyPath: key)
+        }
+        transportConfiguration.compression = configuration.compression
+        transportConfiguration.compressionMinimumBytes = configuration.compressionMinimumBytes
         self.configuration = configuration
         self.clock = clock
         self.logger = logger

@@ -7,7 +7,8 @@
 struct ClientFrameReader {
     /// What a chunk of input produced, lent for the duration of the handler call only.
     enum Event {
-        case message(UnsafeRawBufferPointer, binary: Bool)
+        /// `compressed`: the message is permessage-deflate data, to inflate.
+        case message(UnsafeRawBufferPointer, binary: Bool, compressed: Bool)
         /// A message over the limit, with its size, once it has ended; its payload was skipped, never buffered.
         case tooLarge(Int)
         case ping(UnsafeRawBufferPointer)
@@ -32,6 +33,9 @@ struct ClientFrameReader {
     /// A data message has started (its first frame had no FIN) and continuation frames are expected.
     private var inMessage = false
     private var messageIsBinary = false
+    private var messageIsCompressed = false
+    /// permessage-deflate was agreed: a message's first frame may carry RSV1.
+    var acceptsCompressed = false
     private var messageSize = 0
     /// The current message went over the limit: its remaining payload is skipped.
     private var skipping = false
@@ -93,7 +97,11 @@ struct ClientFrameReader {
             return offset < chunk.count ? chunk[offset] : nil
         }
         guard let first = byte(0), let second = byte(1) else { return bufferHeader(chunk, &cursor) }
-        if first & 0x70 != 0 { throw ProtocolViolation(message: "reserved bits set without an extension") }
+        let opcodeBits = first & 0x0F
+        let compressed = first & 0x40 != 0
+        if first & 0x30 != 0 || (compressed && !(acceptsCompressed && (opcodeBits == 0x1 || opcodeBits == 0x2))) {
+            throw ProtocolViolation(message: "reserved bits set without an extension")
+        }
         if second & 0x80 != 0 { throw ProtocolViolation(message: "a server frame is masked") }
         let opcode = first & 0x0F
         let isFinal = first & 0x80 != 0
@@ -121,6 +129,7 @@ struct ClientFrameReader {
             guard !inMessage else { throw ProtocolViolation(message: "a new message inside a fragmented one") }
             inMessage = true
             messageIsBinary = opcode == 0x2
+            messageIsCompressed = compressed
             messageSize = 0
             skipping = false
             try startPayload(remaining)
@@ -180,7 +189,7 @@ struct ClientFrameReader {
                 skipping = false
                 return handle(.tooLarge(messageSize))
             }
-            return handle(.message(payload, binary: messageIsBinary))
+            return handle(.message(payload, binary: messageIsBinary, compressed: messageIsCompressed))
         }
     }
 }

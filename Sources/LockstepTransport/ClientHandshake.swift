@@ -7,23 +7,35 @@ struct ClientHandshake {
     enum Outcome: Equatable {
         case needMore
         /// Upgraded; the bytes after the answer's headers are already WebSocket frames.
-        case accepted(leftover: [UInt8])
+        case accepted(leftover: [UInt8], deflate: ClientDeflate?)
         case refused(String)
+    }
+
+    /// Whether the server's agreement on permessage-deflate, and its parameters.
+    struct ClientDeflate: Equatable {
+        /// The server compresses each message on its own: no inflater is kept between messages.
+        let serverNoContextTakeover: Bool
     }
 
     /// The request, ready to write.
     let request: [UInt8]
+    /// permessage-deflate was offered.
+    private let offersDeflate: Bool
     private let expectedAccept: String
     private var answer: [UInt8] = []
     /// An answer's headers longer than this are refused rather than buffered.
     private static let answerLimit = 16 * 1024
 
     /// `key` is 16 random bytes (the RFC's nonce).
-    init(host: String, path: String, headers: [(String, String)], key: [UInt8]) {
+    /// `offerDeflate` offers permessage-deflate, promising to compress each message on its own (the client keeps no
+    /// deflate state per connection).
+    init(host: String, path: String, headers: [(String, String)], key: [UInt8], offerDeflate: Bool = false) {
+        offersDeflate = offerDeflate
         let encodedKey = Self.base64(key)
         expectedAccept = Self.base64(Self.sha1(Array((encodedKey + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
         var text = "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         text += "Sec-WebSocket-Key: \(encodedKey)\r\nSec-WebSocket-Version: 13\r\n"
+        if offerDeflate { text += "Sec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover\r\n" }
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         request = Array((text + "\r\n").utf8)
     }
@@ -58,10 +70,32 @@ struct ClientHandshake {
         guard fields["sec-websocket-accept"] == expectedAccept else {
             return .refused("the server's Sec-WebSocket-Accept does not match the key")
         }
-        if let extensions = fields["sec-websocket-extensions"], !extensions.isEmpty {
+        guard let extensions = fields["sec-websocket-extensions"], !extensions.isEmpty else {
+            return .accepted(leftover: leftover, deflate: nil)
+        }
+        guard offersDeflate, let deflate = Self.deflateAgreement(extensions) else {
             return .refused("the server negotiated an extension that was not offered: \(extensions)")
         }
-        return .accepted(leftover: leftover)
+        return .accepted(leftover: leftover, deflate: deflate)
+    }
+
+    /// The server's permessage-deflate answer, or nil when it is not one this client can follow (RFC 7692 §7.1):
+    /// one extension, known parameters, each once.
+    private static func deflateAgreement(_ value: String) -> ClientDeflate? {
+        let parts = value.split(separator: ";").map { $0.trimmingSpaces() }
+        guard parts.first == "permessage-deflate", Set(parts.dropFirst()).count == parts.count - 1 else { return nil }
+        var noContextTakeover = false
+        for parameter in parts.dropFirst() {
+            if parameter == "server_no_context_takeover" {
+                noContextTakeover = true
+            } else if parameter.hasPrefix("server_max_window_bits=") {
+                guard let bits = Int(parameter.dropFirst("server_max_window_bits=".count)), (8...15).contains(bits)
+                else { return nil }
+            } else if parameter != "client_no_context_takeover" {
+                return nil
+            }
+        }
+        return ClientDeflate(serverNoContextTakeover: noContextTakeover)
     }
 
     /// The index just past the first `\r\n\r\n` at or after `start`.

@@ -42,6 +42,16 @@ enum FrameHeader {
         return length
     }
 
+    /// The payload length of the unmasked frame at `frame`.
+    static func payloadCount(at frame: UnsafeRawPointer) -> Int {
+        let size = frameSize(at: frame)
+        switch frame.load(fromByteOffset: 1, as: UInt8.self) & 0x7F {
+        case 126: return size - 4
+        case 127: return size - 10
+        default: return size - 2
+        }
+    }
+
     /// Header plus payload of the unmasked frame at `frame`.
     static func frameSize(at frame: UnsafeRawPointer) -> Int {
         let short = Int(frame.load(fromByteOffset: 1, as: UInt8.self) & 0x7F)

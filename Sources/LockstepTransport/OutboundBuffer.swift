@@ -43,6 +43,12 @@ struct OutboundBuffer: ~Copyable {
         return base! + CLibWebSockets_LWS_PRE + end
     }
 
+    /// Takes back the last `length` bytes appended (reserved with `appendUninitialized` but not filled).
+    mutating func removeLast(_ length: Int) {
+        end -= length
+        if start == end { removeAll() }
+    }
+
     /// Forgets the first `length` bytes (they were written); memory goes back once nothing is left.
     mutating func removeFirst(_ length: Int) {
         start += length

@@ -14,23 +14,37 @@ func serverCallback(
 
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
         let server = server(of: wsi)
-        let request = UpgradeRequest(wsi: wsi)
-        let refusal = server.delegate.refusal(of: request)
-        request.invalidate()
+        let refusal: HTTPResponse?
+        if let malformed = MalformedRequest.check(wsi, upgrade: true) {
+            refusal = malformed.response
+        } else {
+            let request = UpgradeRequest(wsi: wsi)
+            refusal = server.delegate.refusal(of: request)
+            request.invalidate()
+        }
         guard let refusal else { return 0 }
-        refuseUpgrade(wsi, with: refusal, server: server)
+        refuse(wsi, with: refusal, server: server)
         // Nonzero closes the connection once the answer is written.
         return -1
 
     case LWS_CALLBACK_ESTABLISHED:
         guard let user else { return -1 }
         let server = server(of: wsi)
-        let connection = WebSocketConnection(id: server.nextID, wsi: wsi, server: server)
+        let connection = WebSocketConnection(
+            id: server.nextID, wsi: wsi, server: server, deflate: server.deflateAgreement(wsi))
         server.nextID += 1
         server.connections[connection.id] = connection
         user.storeBytes(of: Unmanaged.passUnretained(connection).toOpaque(), as: UnsafeMutableRawPointer?.self)
         server.delegate.connectionDidOpen(connection)
         return 0
+
+    case LWS_CALLBACK_CONFIRM_EXTENSION_OKAY:
+        // Nonzero declines: the client gets plain frames.
+        return server(of: wsi).deflateAgreement(wsi) == nil ? 1 : 0
+
+    case LWS_CALLBACK_ADD_HEADERS:
+        guard let agreement = server(of: wsi).deflateAgreement(wsi), let input else { return 0 }
+        return appendDeflateParameters(agreement, to: input.assumingMemoryBound(to: lws_process_html_args.self))
 
     case LWS_CALLBACK_RECEIVE:
         connection(in: user)?.handleReceive(input, length)
@@ -65,9 +79,10 @@ func serverCallback(
     }
 }
 
-/// Answers a refused handshake with a whole HTTP/1.1 response in one write (status line, headers, body), so a client
-/// sees the status and reason, never a bare 503 or a reset. The answer is small: the socket takes it at once.
-private func refuseUpgrade(_ wsi: OpaquePointer, with response: HTTPResponse, server: WebSocketServer) {
+/// Answers a refused handshake (or a malformed request) with a whole HTTP/1.1 response in one write (status line,
+/// headers, body), so a client sees the status and reason, never a bare 503 or a reset. The answer is small: the
+/// socket takes it at once.
+private func refuse(_ wsi: OpaquePointer, with response: HTTPResponse, server: WebSocketServer) {
     // The write buffer holds the whole answer; a refusal's body is a line or two, so the cut never shows in practice.
     let body = response.body.prefix(server.configuration.coalesceBytes / 2)
     var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reasonPhrase(response.status))\r\n"
@@ -78,6 +93,25 @@ private func refuseUpgrade(_ wsi: OpaquePointer, with response: HTTPResponse, se
     let base = server.writeBuffer + CLibWebSockets_LWS_PRE
     bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
     _ = lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
+}
+
+/// Completes the handshake answer's `Sec-WebSocket-Extensions: permessage-deflate` line, which libwebsockets wrote
+/// without parameters just before the headers a callback may add (lib/roles/ws/server-ws.c `handshake_0405`, 4.1.6):
+/// the line is reopened and `server_no_context_takeover` (and what else was agreed) appended. Anything else there
+/// fails the handshake rather than send compressed frames unannounced.
+private func appendDeflateParameters(
+    _ agreement: DeflateNegotiation, to args: UnsafeMutablePointer<lws_process_html_args>
+) -> Int32 {
+    let written = Array("Sec-WebSocket-Extensions: permessage-deflate\r\n".utf8)
+    let line = Array((agreement.responseParameters + "\r\n").utf8)
+    guard let end = args.pointee.p, Int(args.pointee.max_len) > line.count else { return 1 }
+    let start = UnsafeMutableRawPointer(end) - written.count
+    guard UnsafeRawBufferPointer(start: start, count: written.count).elementsEqual(written) else { return 1 }
+    let cursor = UnsafeMutableRawPointer(end) - 2
+    line.withUnsafeBytes { cursor.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    args.pointee.p = end + (line.count - 2)
+    args.pointee.max_len -= Int32(line.count - 2)
+    return 0
 }
 
 private func server(of wsi: OpaquePointer) -> WebSocketServer {
@@ -115,6 +149,12 @@ private func handleHTTP(
     -> Int32
 {
     let server = server(of: wsi)
+    if let malformed = MalformedRequest.check(wsi, upgrade: false) {
+        // Written whole, as HTTP/1.1 (libwebsockets would answer the garbled version with 1.0), then closed: what
+        // follows on the connection cannot be trusted to start a request.
+        refuse(wsi, with: malformed.response, server: server)
+        return -1
+    }
     let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
     let request = HTTPRequest(wsi: wsi, path: path)
     let response = server.delegate.respond(to: request)

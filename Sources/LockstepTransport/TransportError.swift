@@ -2,10 +2,21 @@
 public enum TransportError: Error, Sendable, Equatable {
     /// libwebsockets could not create a context (for a server: usually the address or port cannot be bound).
     case contextCreationFailed(String)
-    /// The URL is not a plain `ws://host[:port][/path][?query]` URL.
+    /// The TLS certificate or key cannot be read or used; the text says which file and why.
+    case tlsSetupFailed(String)
+    /// The URL is not a `ws://` or `wss://host[:port][/path][?query]` URL.
     case invalidURL(String)
     /// The connection could not be opened, or the handshake was refused; the text is libwebsockets' reason.
     case connectionFailed(String)
     /// The client or server was already shut down.
     case shutDown
+
+    /// What went wrong, for a person.
+    public var message: String {
+        switch self {
+        case .contextCreationFailed(let text), .tlsSetupFailed(let text), .connectionFailed(let text): text
+        case .invalidURL(let url): "not a ws:// or wss:// URL: \(url)"
+        case .shutDown: "the client or server was shut down"
+        }
+    }
 }

@@ -22,13 +22,29 @@ public final class WebSocketClient: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
     private let shutdownRequested = Mutex(false)
+    /// A PEM file whose certificates `wss://` servers may present besides the system's trusted ones.
+    private let trustedCertificatesFile: String?
+    /// Made on the first `wss://` connection. Loop thread only.
+    private var tlsContext: TLSClientContext?
+    /// Whether connections offer permessage-deflate.
+    public let compression: Bool
+    /// Compresses what this client's connections send once agreed; made on first use. Loop thread only.
+    private(set) lazy var deflater = MessageDeflater()
     /// Connecting and upgrading each have this long.
     static let handshakeTimeoutSeconds: Int32 = 10
 
     /// Creates the context and starts its loop thread. `receiveBufferBytes` is the most one read takes from a
-    /// socket.
-    public init(maxMessageBytes: Int = 64 << 20, receiveBufferBytes: Int = 4096) throws(TransportError) {
+    /// socket. `wss://` servers must present a certificate the system trusts (OpenSSL also reads `SSL_CERT_FILE`)
+    /// or one from `trustedCertificatesFile` (PEM), such as a test's self-signed certificate. With `compression`,
+    /// connections offer permessage-deflate: compressed messages from the server are inflated, and messages of 128
+    /// bytes or more are sent compressed, each on its own.
+    public init(
+        maxMessageBytes: Int = 64 << 20, receiveBufferBytes: Int = 4096, trustedCertificatesFile: String? = nil,
+        compression: Bool = false
+    ) throws(TransportError) {
         ResourceLimits.raiseFileDescriptorLimit()
+        self.compression = compression
+        self.trustedCertificatesFile = trustedCertificatesFile
         CLibWebSockets_set_log_level(0)
         self.maxMessageBytes = maxMessageBytes
         loop = ServiceLoop()
@@ -60,15 +76,20 @@ public final class WebSocketClient: @unchecked Sendable {
         free(protocolName)
     }
 
-    /// Opens a connection; the outcome arrives on `delegate` (on the loop thread). Any thread.
+    /// Opens a connection; the outcome arrives on `delegate` (on the loop thread). `compression` overrides the
+    /// client's choice of offering permessage-deflate for this connection. Any thread.
     public func connect(
-        to url: String, headers: [String: String] = [:], delegate: sending any WebSocketClientDelegate
+        to url: String, headers: [String: String] = [:], compression: Bool? = nil,
+        delegate: sending any WebSocketClientDelegate
     ) {
         let transfer = UncheckedTransfer(delegate)
+        let offer = compression ?? self.compression
         if loop.isCurrent {
-            connectOnLoop(url: url, headers: headers, delegate: transfer.value)
+            connectOnLoop(url: url, headers: headers, offerDeflate: offer, delegate: transfer.value)
         } else {
-            loop.execute { [self] in self.connectOnLoop(url: url, headers: headers, delegate: transfer.value) }
+            loop.execute { [self] in
+                self.connectOnLoop(url: url, headers: headers, offerDeflate: offer, delegate: transfer.value)
+            }
         }
     }
 
@@ -83,7 +104,9 @@ public final class WebSocketClient: @unchecked Sendable {
         loop.join()
     }
 
-    private func connectOnLoop(url: String, headers: [String: String], delegate: any WebSocketClientDelegate) {
+    private func connectOnLoop(
+        url: String, headers: [String: String], offerDeflate: Bool, delegate: any WebSocketClientDelegate
+    ) {
         let parsed: WebSocketURL
         do {
             parsed = try WebSocketURL(url)
@@ -95,13 +118,23 @@ public final class WebSocketClient: @unchecked Sendable {
             reportFailure(to: delegate, reason: "client shut down")
             return
         }
+        var tls: TLSClientSession?
+        if parsed.isSecure {
+            do {
+                if tlsContext == nil { tlsContext = try TLSClientContext(trustedCertificatesFile: trustedCertificatesFile) }
+                tls = try TLSClientSession(context: tlsContext!, host: parsed.host)
+            } catch {
+                reportFailure(to: delegate, reason: error.message)
+                return
+            }
+        }
         var key = [UInt8](repeating: 0, count: 16)
         lws_get_random(context, &key, key.count)
         let handshake = ClientHandshake(
-            host: parsed.port == 80 ? parsed.host : "\(parsed.host):\(parsed.port)", path: parsed.path,
-            headers: headers.map { ($0.key, $0.value) }, key: key
-        )
-        let connection = WebSocketClientConnection(id: nextID, client: self, delegate: delegate, handshake: handshake)
+            host: parsed.hostHeader, path: parsed.path, headers: headers.map { ($0.key, $0.value) }, key: key,
+            offerDeflate: offerDeflate)
+        let connection = WebSocketClientConnection(
+            id: nextID, client: self, delegate: delegate, handshake: handshake, tls: tls)
         nextID += 1
         connections[connection.id] = connection
         let address = strdup(parsed.host)!
@@ -124,7 +157,8 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// A connection that never got a socket still reports its end, once, like any other.
     private func reportFailure(to delegate: any WebSocketClientDelegate, reason: String) {
-        let connection = WebSocketClientConnection(id: nextID, client: self, delegate: delegate, handshake: nil)
+        let connection = WebSocketClientConnection(
+            id: nextID, client: self, delegate: delegate, handshake: nil, tls: nil)
         nextID += 1
         connection.finish(code: nil, reason: reason)
     }

@@ -25,8 +25,12 @@ public final class WebSocketClientConnection {
     /// Until the server's answer is checked; nil once upgraded.
     private var handshake: ClientHandshake?
     private var reader: ClientFrameReader
-    /// Bytes ready for the wire: the upgrade request, then masked frames.
+    /// Bytes ready for the wire: the upgrade request, then masked frames (plaintext, under TLS).
     private var outbound = OutboundBuffer()
+    /// `wss://`: the session that encrypts `outbound` into `wire` and decrypts what arrives.
+    private let tls: TLSClientSession?
+    /// Under TLS, ciphertext ready for the socket.
+    private var wire = OutboundBuffer()
     /// Messages sent before the upgrade completed; framed once it has.
     private var waiting: [(opcode: UInt8, payload: [UInt8])] = []
     private var established = false
@@ -37,12 +41,20 @@ public final class WebSocketClientConnection {
     /// Why the connection is being dropped, when it is our decision (a refused handshake, a protocol violation).
     private var failure: String?
     private var writeRequested = false
+    /// permessage-deflate as agreed in the handshake; nil for plain frames.
+    private var deflate: ClientHandshake.ClientDeflate?
+    /// Inflates the server's compressed messages; kept between them only when the server may refer back.
+    private var inflater: MessageInflater?
     /// Masking keys need not be secret from this client's own user, only unpredictable to what is on the path.
     private var maskGenerator = SystemRandomNumberGenerator()
 
     /// `handshake` is nil only for a connection that ends before it has a socket (an invalid URL).
-    init(id: UInt64, client: WebSocketClient, delegate: any WebSocketClientDelegate, handshake: ClientHandshake?) {
+    init(
+        id: UInt64, client: WebSocketClient, delegate: any WebSocketClientDelegate, handshake: ClientHandshake?,
+        tls: TLSClientSession?
+    ) {
         self.id = id
+        self.tls = tls
         self.client = client
         self.delegate = delegate
         self.handshake = handshake
@@ -101,6 +113,8 @@ public final class WebSocketClientConnection {
             request.withUnsafeBytes { outbound.append($0) }
             queuedBytes += request.count
         }
+        // Under TLS the request waits for the handshake, whose first message goes out now.
+        if let tls, case .failed(let reason) = tls.handshake() { failure = reason }
         requestWritable()
     }
 
@@ -113,30 +127,56 @@ public final class WebSocketClientConnection {
         writeRequested = false
         guard let wsi else { return -1 }
         if failure != nil { return -1 }
-        if outbound.count > 0 {
-            let sent = Glibc.send(
-                lws_get_socket_fd(wsi), outbound.head, outbound.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            if sent < 0 {
-                guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return -1 }
-            } else {
-                outbound.removeFirst(sent)
-                queuedBytes -= sent
+        if let tls {
+            // Encrypt a bounded slice at a time, so ciphertext never piles up far ahead of the socket.
+            let slice = min(outbound.count, 64 * 1024)
+            if wire.count < 64 * 1024, slice > 0 {
+                let taken = tls.write(outbound.head, count: slice)
+                outbound.removeFirst(taken)
+                queuedBytes -= taken
             }
+            tls.takeCiphertext(into: &wire)
+            if wire.count > 0, !send(&wire, on: wsi, counted: false) { return -1 }
+        } else if outbound.count > 0, !send(&outbound, on: wsi, counted: true) {
+            return -1
         }
-        if outbound.count > 0 {
-            requestWritable()
+        if outbound.count > 0 || wire.count > 0 {
+            // Plaintext waiting for the TLS handshake goes out once it is established (see `handleReceive`).
+            if tls?.isEstablished != false || wire.count > 0 { requestWritable() }
             return 0
         }
         // Everything is out: after echoing the server's close there is nothing left to do.
         return closeSent && peerClose != nil ? -1 : 0
     }
 
+    /// Writes what the socket takes of `buffer` without blocking; false when the socket failed.
+    private func send(_ buffer: inout OutboundBuffer, on wsi: OpaquePointer, counted: Bool) -> Bool {
+        let sent = Glibc.send(lws_get_socket_fd(wsi), buffer.head, buffer.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        if sent < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
+        buffer.removeFirst(sent)
+        if counted { queuedBytes -= sent }
+        return true
+    }
+
     /// Frames and masks one message into the outbound bytes.
     private func queueFrame(opcode: UInt8, payload: [UInt8]) {
+        if deflate != nil, opcode == 0x1 || opcode == 0x2, payload.count >= 128 {
+            let compressed = payload.withUnsafeBytes { client.deflater.compress($0) }
+            if compressed.count < payload.count {
+                queueFrame(opcode: opcode, payload: compressed, rsv1: true)
+                return
+            }
+        }
+        queueFrame(opcode: opcode, payload: payload, rsv1: false)
+    }
+
+    /// Frames and masks one message, as given, into the outbound bytes; `rsv1` marks it compressed.
+    private func queueFrame(opcode: UInt8, payload: [UInt8], rsv1: Bool) {
         let count = payload.count
         let frameSize = FrameHeader.size(payloadCount: count, masked: true) + count
         let out = outbound.appendUninitialized(frameSize).assumingMemoryBound(to: UInt8.self)
         let headerCount = FrameHeader.write(opcode: opcode, payloadCount: count, masked: true, to: out)
+        if rsv1 { out[0] |= 0x40 }
         let mask: UInt32 = maskGenerator.next()
         withUnsafeBytes(of: mask) {
             (out + headerCount).update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: 4)
@@ -162,9 +202,39 @@ public final class WebSocketClientConnection {
         requestWritable()
     }
 
-    /// `LWS_CALLBACK_RAW_RX`: the server's answer while upgrading, frames after.
+    /// `LWS_CALLBACK_RAW_RX`: bytes from the socket, decrypted first under TLS.
     func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         let chunk = UnsafeRawBufferPointer(start: input, count: length)
+        guard let tls else { return receive(chunk) }
+        tls.receive(chunk)
+        if !tls.isEstablished {
+            switch tls.handshake() {
+            case .needMore:
+                requestWritable()
+                return 0
+            case .failed(let reason):
+                failure = reason
+                return -1
+            case .established:
+                break
+            }
+        }
+        var result: Int32 = 0
+        let ended = tls.readPlaintext { plaintext in
+            result = receive(plaintext)
+            return result == 0 && !finished
+        }
+        if result != 0 { return result }
+        if let ended {
+            if !established { failure = failure ?? ended }
+            return -1
+        }
+        if tls.hasCiphertext || outbound.count > 0 { requestWritable() }
+        return 0
+    }
+
+    /// The server's answer while upgrading, frames after.
+    private func receive(_ chunk: UnsafeRawBufferPointer) -> Int32 {
         guard handshake != nil else { return read(chunk) }
         switch handshake!.consume(chunk) {
         case .needMore:
@@ -172,9 +242,11 @@ public final class WebSocketClientConnection {
         case .refused(let reason):
             failure = reason
             return -1
-        case .accepted(let leftover):
+        case .accepted(let leftover, let deflate):
             handshake = nil
             established = true
+            self.deflate = deflate
+            reader.acceptsCompressed = deflate != nil
             if let wsi { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
             let held = waiting
             waiting = []
@@ -193,7 +265,21 @@ public final class WebSocketClientConnection {
         do {
             try reader.consume(chunk) { event in
                 switch event {
-                case .message(let bytes, let binary):
+                case .message(let compressedBytes, let binary, compressed: true):
+                    guard delegate != nil else { return true }
+                    switch inflate(compressedBytes) {
+                    case .success(let bytes):
+                        bytes.withUnsafeBytes { deliver($0, binary: binary) }
+                    case .failure(let failure):
+                        if case .tooLarge(let size) = failure {
+                            delegate?.client(self, didReceive: .tooLarge(size))
+                        } else {
+                            stop = true
+                            self.failure = "the server sent permessage-deflate data that does not inflate"
+                            return false
+                        }
+                    }
+                case .message(let bytes, let binary, compressed: false):
                     guard let delegate else { return true }
                     if binary {
                         delegate.client(self, didReceive: .binary(Array(bytes)))
@@ -224,12 +310,48 @@ public final class WebSocketClientConnection {
         return stop ? -1 : 0
     }
 
+    private enum InflateFailure: Error {
+        case tooLarge(Int)
+        case corrupt
+    }
+
+    /// A compressed message from the server, inflated within the client's message limit.
+    private func inflate(_ compressed: UnsafeRawBufferPointer) -> Result<[UInt8], InflateFailure> {
+        let inflater = self.inflater ?? MessageInflater()
+        let limit = client.maxMessageBytes
+        var message: [UInt8] = []
+        // A message cut off at the limit leaves the inflater mid-stream: it is not kept.
+        var keep = deflate?.serverNoContextTakeover == false
+        defer { self.inflater = keep ? inflater : nil }
+        do {
+            guard try inflater.inflate(compressed, into: &message, limit: limit),
+                try inflater.finish(into: &message, limit: limit)
+            else {
+                keep = false
+                return .failure(.tooLarge(message.count))
+            }
+        } catch {
+            return .failure(.corrupt)
+        }
+        return .success(message)
+    }
+
+    private func deliver(_ bytes: UnsafeRawBufferPointer, binary: Bool) {
+        guard let delegate else { return }
+        if binary {
+            delegate.client(self, didReceive: .binary(Array(bytes)))
+        } else {
+            delegate.client(self, didReceiveText: bytes)
+        }
+    }
+
     /// Reports the end exactly once and drops every reference lws or the client held.
     func finish(code: UInt16?, reason: String) {
         guard !finished else { return }
         finished = true
         wsi = nil
         outbound.removeAll()
+        wire.removeAll()
         waiting = []
         queuedBytes = 0
         freeCStrings()

@@ -17,12 +17,15 @@ public final class WebSocketConnection {
     /// The owner's per-connection state.
     public var context: AnyObject?
     /// Bytes waiting, sent or followed, not yet handed to the socket (frames given to lws are no longer counted).
-    public var queuedBytes: Int { outbound.count + (stream.map { $0.head - streamPosition } ?? 0) }
+    public var queuedBytes: Int { outbound.count + (lane.map { $0.head - streamPosition } ?? 0) }
     /// Bytes of frames sent to this connection (`send`) and handed to the socket since it opened. A frame sent when
     /// `sentBytes` was `n` has left once `writtenSentBytes` reaches `n`.
     public private(set) var writtenSentBytes = 0
     /// Bytes of frames sent to this connection (`send`) since it opened, whether written or not.
     public private(set) var sentBytes = 0
+    /// Whether the client agreed on permessage-deflate: it is sent compressed forms of frames (made once per frame)
+    /// and may send compressed messages.
+    public let compressesMessages: Bool
     /// Whether the connection is open and not closing.
     public var isOpen: Bool { wsi != nil && pendingClose == nil }
 
@@ -33,6 +36,8 @@ public final class WebSocketConnection {
     var outbound = OutboundBuffer()
     /// The stream this connection follows, and the position in it up to which frames were handed to the socket.
     var stream: BroadcastStream?
+    /// The stream's lane this connection reads: plain frames, or their deflated forms.
+    var lane: BroadcastLane?
     var streamPosition = 0
     /// Where this connection is in its stream's follower list.
     var followerIndex = -1
@@ -56,8 +61,10 @@ public final class WebSocketConnection {
         (WSI_TOKEN_PROTOCOL, "sec-websocket-protocol"), (WSI_TOKEN_HTTP_COOKIE, "cookie"),
     ]
 
-    init(id: UInt64, wsi: OpaquePointer, server: WebSocketServer) {
+    init(id: UInt64, wsi: OpaquePointer, server: WebSocketServer, deflate: DeflateNegotiation?) {
         self.id = id
+        compressesMessages = deflate != nil
+        if let deflate { assembler.acceptCompressed(contextTakeover: !deflate.clientNoContextTakeover) }
         self.wsi = wsi
         self.server = server
         path = HeaderAccess.path(wsi).path
@@ -79,9 +86,10 @@ public final class WebSocketConnection {
     /// The same frame object may be sent to any number of connections. Ignored once closing.
     public func send(_ frame: OutboundFrame) {
         guard wsi != nil, pendingClose == nil else { return }
+        let frame = compressesMessages ? server.deflated(frame) : frame
         outbound.append(UnsafeRawBufferPointer(frame.bytes))
         sentBytes += frame.byteCount
-        let position = stream?.head ?? streamPosition
+        let position = lane?.head ?? streamPosition
         if let last = segments.last, last.position == position {
             segments[segments.count - 1].end = sentBytes
         } else {
@@ -110,6 +118,7 @@ public final class WebSocketConnection {
     /// the frames sent to it are all due now.
     func streamDidEnd() {
         stream = nil
+        lane = nil
         for index in segments.indices { segments[index].position = streamPosition }
     }
 
@@ -183,7 +192,7 @@ public final class WebSocketConnection {
     func handleWriteable() -> Int32 {
         writeRequested = false
         guard let wsi else { return -1 }
-        let streamPending = stream.map { streamPosition < $0.head } ?? false
+        let streamPending = lane.map { streamPosition < $0.head } ?? false
         guard streamPending || !segments.isEmpty else {
             if let close = pendingClose {
                 var reason = close.reason
@@ -196,9 +205,9 @@ public final class WebSocketConnection {
         }
         let limit = server.configuration.coalesceBytes
         let next: (bytes: UnsafeRawBufferPointer, sent: Int, streamed: Int)
-        if segments.isEmpty, let stream {
+        if segments.isEmpty, let lane {
             // Only broadcasts: straight from the stream.
-            let bytes = stream.span(from: streamPosition, to: stream.head, limit: limit)
+            let bytes = lane.span(from: streamPosition, to: lane.head, limit: limit)
             next = (bytes, 0, bytes.count)
         } else if !streamPending {
             // Only frames sent to this connection, all due: straight from its buffer.
@@ -215,11 +224,11 @@ public final class WebSocketConnection {
             writtenSentBytes += next.sent
             while let first = segments.first, first.end <= writtenSentBytes { segments.removeFirst() }
         }
-        if next.streamed > 0, let stream {
+        if next.streamed > 0, let lane {
             streamPosition += next.streamed
-            if streamPosition == stream.head { stream.caughtUp() }
+            if streamPosition == lane.head { lane.caughtUp() }
         }
-        if !segments.isEmpty || (stream.map { streamPosition < $0.head } ?? false) {
+        if !segments.isEmpty || (lane.map { streamPosition < $0.head } ?? false) {
             requestWritable()
         } else {
             if pendingClose != nil { requestWritable() }
@@ -248,9 +257,9 @@ public final class WebSocketConnection {
                 used += count
                 sent += count
                 index += 1
-            } else if let stream, position < stream.head {
-                let end = index < segments.count ? segments[index].position : stream.head
-                let span = stream.span(from: position, to: end, limit: limit - used)
+            } else if let lane, position < lane.head {
+                let end = index < segments.count ? segments[index].position : lane.head
+                let span = lane.span(from: position, to: end, limit: limit - used)
                 guard span.count <= limit - used else {
                     if used > 0 { break }
                     return (span, 0, span.count)
@@ -274,13 +283,21 @@ public final class WebSocketConnection {
     /// `LWS_CALLBACK_RECEIVE`: feeds one chunk to the assembler.
     func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) {
         guard let wsi else { return }
-        let message = assembler.consume(
-            UnsafeRawBufferPointer(start: input, count: length),
-            binary: lws_frame_is_binary(wsi) != 0,
-            isFinal: lws_is_final_fragment(wsi) != 0,
-            remainingInFrame: Int(lws_remaining_packet_payload(wsi)),
-            limit: server.configuration.maxMessageBytes
-        )
+        let message: InboundMessage?
+        do {
+            message = try assembler.consume(
+                UnsafeRawBufferPointer(start: input, count: length),
+                binary: lws_frame_is_binary(wsi) != 0,
+                isFinal: lws_is_final_fragment(wsi) != 0,
+                remainingInFrame: Int(lws_remaining_packet_payload(wsi)),
+                limit: server.configuration.maxMessageBytes,
+                compressed: compressesMessages && CLibWebSockets_frame_is_compressed(wsi) != 0
+            )
+        } catch {
+            // RFC 7692 §8: data that does not inflate fails the connection.
+            close(code: 1007, reason: error.message)
+            return
+        }
         if let message { server.delegate.connection(self, didReceive: message) }
     }
 

@@ -31,6 +31,12 @@ public final class WebSocketServer: @unchecked Sendable {
         /// Seconds an HTTP answer may wait for its producer (a deferred response, or a streamed body that answered
         /// `.later`) before lws closes the connection; bounds answers that never come.
         public var responseWaitTimeoutSeconds: Int
+        /// With a certificate and key the port speaks TLS only: `wss://` and `https://`; nil serves plain text.
+        public var tls: TLSFiles?
+        /// Whether clients offering permessage-deflate (RFC 7692) get it; off, every client gets plain frames.
+        public var compression = true
+        /// Data frames whose payload is shorter go to deflate clients uncompressed.
+        public var compressionMinimumBytes = 128
 
         /// Builds a configuration; the defaults suit a local development server.
         public init(
@@ -66,6 +72,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let cStrings: [UnsafeMutablePointer<CChar>]
     private let shutdownRequested = Mutex(false)
+    /// Compresses frames for deflate clients, each once (see `OutboundFrame.deflated`); made on first use.
+    private var deflater: MessageDeflater?
 
     /// Number of open WebSocket connections. Loop thread only.
     public var connectionCount: Int { connections.count }
@@ -74,6 +82,11 @@ public final class WebSocketServer: @unchecked Sendable {
     public init(configuration: Configuration = Configuration(), delegate: any WebSocketServerDelegate)
         throws(TransportError)
     {
+        if let tls = configuration.tls {
+            for path in [tls.certificatePath, tls.privateKeyPath] where access(path, R_OK) != 0 {
+                throw .tlsSetupFailed("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+        }
         ResourceLimits.raiseFileDescriptorLimit()
         CLibWebSockets_set_log_level(configuration.logWarnings ? 1 : 0)
         self.configuration = configuration
@@ -84,7 +97,11 @@ public final class WebSocketServer: @unchecked Sendable {
         let name = strdup("lockstep")!
         let wildcard = ["", "0.0.0.0", "::", "*"].contains(configuration.host)
         let iface: UnsafeMutablePointer<CChar>? = wildcard ? nil : strdup(configuration.host)
-        cStrings = [name] + (iface.map { [$0] } ?? [])
+        // HTTP/1.1 only: over HTTP/2 a WebSocket would not be a byte stream our pre-framed writes can go to.
+        let tlsStrings = configuration.tls.map {
+            [strdup($0.certificatePath)!, strdup($0.privateKeyPath)!, strdup("http/1.1")!]
+        }
+        cStrings = [name] + (iface.map { [$0] } ?? []) + (tlsStrings ?? [])
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(name)
@@ -98,17 +115,30 @@ public final class WebSocketServer: @unchecked Sendable {
         info.port = Int32(configuration.port)
         info.iface = UnsafePointer(iface)
         info.protocols = UnsafePointer(protocols)
-        info.options = CLibWebSockets_server_options(configuration.host.contains(":") ? 0 : 1)
+        info.options = CLibWebSockets_server_options(
+            configuration.host.contains(":") ? 0 : 1, configuration.tls == nil ? 0 : 1)
+        if let tlsStrings {
+            info.ssl_cert_filepath = UnsafePointer(tlsStrings[0])
+            info.ssl_private_key_filepath = UnsafePointer(tlsStrings[1])
+            info.alpn = UnsafePointer(tlsStrings[2])
+        }
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.pt_serv_buf_size = 32 * 1024
         // Both bound the header phase: the first from accept, the second while a header table is held.
         let handshakeTimeout = UInt32(clamping: max(1, configuration.handshakeTimeoutSeconds))
         info.timeout_secs = handshakeTimeout
         info.timeout_secs_ah_idle = handshakeTimeout
-        // Not one byte of any extension (permessage-deflate would break pre-framed RAW writes).
-        info.extensions = nil
+        // permessage-deflate is negotiated through libwebsockets (so it accepts RSV1 frames) but done here: its own
+        // extension would compress only what goes through lws_write's framing, never the pre-framed writes.
+        info.extensions = configuration.compression ? CLibWebSockets_deflate_extensions() : nil
 
         guard let context = lws_create_context(&info) else {
+            if let tls = configuration.tls {
+                throw .tlsSetupFailed(
+                    "cannot listen on \(configuration.host):\(configuration.port) with certificate "
+                        + "\(tls.certificatePath) and key \(tls.privateKeyPath): check both are PEM, that the key "
+                        + "belongs to the certificate and is not encrypted, and that the port is free")
+            }
             throw .contextCreationFailed("cannot listen on \(configuration.host):\(configuration.port)")
         }
         port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
@@ -119,6 +149,19 @@ public final class WebSocketServer: @unchecked Sendable {
         }, onDestroyed: { [unowned self] in
             for connection in Array(self.connections.values) { connection.handleClosed() }
         })
+    }
+
+    /// The form of `frame` a deflate client receives, compressed once per frame. Loop thread only.
+    func deflated(_ frame: OutboundFrame) -> OutboundFrame {
+        let deflater = self.deflater ?? MessageDeflater()
+        self.deflater = deflater
+        return frame.deflated(by: deflater, minimumPayload: configuration.compressionMinimumBytes)
+    }
+
+    /// The permessage-deflate agreement for the handshake `wsi` is in, or nil when the client gets plain frames.
+    func deflateAgreement(_ wsi: OpaquePointer) -> DeflateNegotiation? {
+        guard configuration.compression, let offer = HeaderAccess.token(wsi, WSI_TOKEN_EXTENSIONS) else { return nil }
+        return DeflateNegotiation(offer: offer)
     }
 
     /// Wakes `stream`'s followers once this pass of the loop ends, after every frame appended in it.

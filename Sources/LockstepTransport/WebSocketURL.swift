@@ -1,19 +1,27 @@
-/// The parts of a `ws://host[:port][/path][?query]` URL libwebsockets needs to connect.
+/// The parts of a `ws://` or `wss://host[:port][/path][?query]` URL libwebsockets needs to connect.
 struct WebSocketURL {
+    /// `wss://`: the connection runs over TLS.
+    let isSecure: Bool
     let host: String
     let port: Int
     /// Path plus query, as sent in the request line.
     let path: String
 
     init(_ text: String) throws(TransportError) {
-        guard text.hasPrefix("ws://") else { throw .invalidURL(text) }
-        let rest = text.dropFirst(5)
+        if text.hasPrefix("ws://") {
+            isSecure = false
+        } else if text.hasPrefix("wss://") {
+            isSecure = true
+        } else {
+            throw .invalidURL(text)
+        }
+        let rest = text.dropFirst(isSecure ? 6 : 5)
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         var remainder = String(rest[authorityEnd...])
         if remainder.isEmpty { remainder = "/" } else if remainder.hasPrefix("?") { remainder = "/" + remainder }
         var hostPart = Substring(authority)
-        var portNumber = 80
+        var portNumber = isSecure ? 443 : 80
         if hostPart.hasPrefix("[") {
             guard let close = hostPart.firstIndex(of: "]") else { throw .invalidURL(text) }
             let after = hostPart[hostPart.index(after: close)...]
@@ -31,5 +39,11 @@ struct WebSocketURL {
         host = String(hostPart)
         port = portNumber
         path = remainder
+    }
+
+    /// The `Host` header: the port is left out when it is the scheme's own.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
     }
 }

@@ -37,6 +37,9 @@ struct Load: ParsableCommand {
     @Option(help: "Clients that also send actions (the first ones opened).")
     var writers = 1
 
+    @Option(help: "Clients that offer permessage-deflate (the last ones opened); the others get plain frames.")
+    var deflate = 0
+
     @Option(help: "Fanout: total actions per second across all writers.")
     var rate: Double = 100
 
@@ -61,6 +64,9 @@ struct Load: ParsableCommand {
     @Option(help: "After sending stops: how long to wait for every ack and patch.")
     var drain = LoadDuration(argument: "30s")!
 
+    @Option(help: "A PEM file of certificates to trust for wss:// besides the system's (e.g. a self-signed one).")
+    var caFile: String?
+
     @Option(help: "Connect: the local server's process id, to read its RSS from /proc before and after.")
     var serverPid: Int32?
 
@@ -69,6 +75,7 @@ struct Load: ParsableCommand {
 
     func validate() throws {
         guard clients > 0 else { throw ValidationError("--clients must be positive") }
+        guard (0...clients).contains(deflate) else { throw ValidationError("--deflate must be 0...--clients") }
         guard batch > 0, threads > 0, window > 0 else {
             throw ValidationError("--batch, --threads and --window must be positive")
         }
@@ -83,7 +90,7 @@ struct Load: ParsableCommand {
         }
         for url in url {
             guard let host = Self.host(of: url) else {
-                throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM")
+                throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM (or wss://)")
             }
             guard host == "localhost" || host == "[::1]" || host.hasPrefix("127.") else {
                 throw ValidationError(
@@ -94,7 +101,9 @@ struct Load: ParsableCommand {
 
     func run() throws {
         let shards = try (0..<threads).map { _ throws(LoadError) in
-            try LoadShard(actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0)
+            try LoadShard(
+                actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0,
+                trustedCertificatesFile: caFile)
         }
         defer { for shard in shards { shard.client.shutdown() } }
         let progress = LoadProgress(shards: shards, clients: clients, enabled: isatty(STDERR_FILENO) == 1)
@@ -147,7 +156,9 @@ struct Load: ParsableCommand {
             for index in issued..<upper {
                 let shard = shards[index % shards.count]
                 let writer = scenario != .connect && index < writers ? index : nil
-                shard.client.connect(to: url[index % url.count], delegate: LoadConnection(shard: shard, writer: writer))
+                shard.client.connect(
+                    to: url[index % url.count], compression: index >= clients - deflate,
+                    delegate: LoadConnection(shard: shard, writer: writer))
             }
             issued = upper
             var settled = 0
@@ -295,8 +306,8 @@ struct Load: ParsableCommand {
     }
 
     private static func host(of url: String) -> String? {
-        guard url.hasPrefix("ws://") else { return nil }
-        let rest = url.dropFirst(5)
+        guard let scheme = ["ws://", "wss://"].first(where: { url.hasPrefix($0) }) else { return nil }
+        let rest = url.dropFirst(scheme.count)
         if rest.hasPrefix("[") { return rest.firstIndex(of: "]").map { String(rest[...$0]) } }
         let host = rest.prefix { $0 != ":" && $0 != "/" }
         return host.isEmpty ? nil : String(host)

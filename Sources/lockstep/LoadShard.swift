@@ -48,9 +48,10 @@ final class LoadShard: @unchecked Sendable {
     /// The p99 (µs) of the last interval, published by `refreshIntervalP99` for the progress line.
     let intervalP99 = Atomic<UInt64>(0)
 
-    init(actionJSON: String, burstWindow: Int) throws(LoadError) {
+    init(actionJSON: String, burstWindow: Int, trustedCertificatesFile: String?) throws(LoadError) {
         do {
-            client = try WebSocketClient(maxMessageBytes: 64 << 20, receiveBufferBytes: 16 * 1024)
+            client = try WebSocketClient(
+                maxMessageBytes: 64 << 20, receiveBufferBytes: 16 * 1024, trustedCertificatesFile: trustedCertificatesFile)
         } catch {
             throw .transport("cannot create a WebSocket client context: \(error)")
         }

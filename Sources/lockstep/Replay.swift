@@ -4,6 +4,7 @@ import Foundation
 import LockstepClient
 import LockstepCore
 import LockstepJSON
+import LockstepTransport
 import OrderedCollections
 
 /// `lockstep replay`: sends a recording's changes to a room again and checks every version, so a changed reducer
@@ -25,8 +26,11 @@ struct Replay: AsyncParsableCommand {
     @Argument(help: "The recording: NDJSON from GET /rooms/ROOM/log ('-' reads standard input).")
     var recording: String
 
-    @Option(help: "The room to replay into: ws://HOST:PORT/rooms/ROOM (a query such as ?token=JWT is kept).")
+    @Option(help: "The room to replay into: ws:// or wss://HOST:PORT/rooms/ROOM (a query such as ?token=JWT is kept).")
     var url: String
+
+    @Option(help: "A PEM file of certificates to trust for wss:// besides the system's (e.g. a self-signed one).")
+    var caFile: String?
 
     @Option(help: "How long to wait for each change to reach the room: 10s, 1m.")
     var timeout = Duration.seconds(10)
@@ -47,7 +51,7 @@ struct Replay: AsyncParsableCommand {
             throw ValidationError("\(self.recording): \(error)")
         }
 
-        let room = try RoomClient(url: url, name: "replay")
+        let room = try RoomClient(url: url, name: "replay", transport: WebSocketClient(trustedCertificatesFile: caFile))
         try await room.connect()
         let mirror = ReplayMirror()
         let following = Task { await mirror.follow(room) }

@@ -108,6 +108,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Client sessions whose seq marks one room keeps; past it the least recently active is forgotten.")
     var sessionLimit = 10_000
 
+    @Option(help: "PEM certificate (chain): serve TLS only, wss:// and https://, on --port. Needs --tls-key.")
+    var tlsCert: String?
+
+    @Option(help: "Unencrypted PEM private key of --tls-cert.")
+    var tlsKey: String?
+
+    @Flag(
+        inversion: .prefixedNo,
+        help: "permessage-deflate for clients that offer it; --no-compression sends every client plain frames.")
+    var compression = true
+
+    @Option(help: "Messages shorter than this many bytes go to deflate clients uncompressed.")
+    var compressMin = 128
+
     @OptionGroup var auth: AuthOptions
 
     @Flag(
@@ -171,6 +185,10 @@ struct Serve: AsyncParsableCommand {
         guard drainTimeout >= .milliseconds(100) else {
             throw ValidationError("--drain-timeout must be at least 100ms")
         }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: give both PEM files, or neither")
+        }
+        guard compressMin >= 0 else { throw ValidationError("--compress-min cannot be negative") }
         if !ServerConfiguration.isLoopback(host), !auth.isSet, !insecure {
             throw ValidationError(
                 "refusing to listen on \(host) with no auth secret: anyone who can reach it could read and write every "
@@ -208,6 +226,10 @@ struct Serve: AsyncParsableCommand {
         configuration.drainTimeout = drainTimeout
         configuration.tokens = try await auth.authority()
         configuration.privateParts = try PrivateParts(privatePattern)
+        configuration.tlsCertificatePath = tlsCert
+        configuration.tlsKeyPath = tlsKey
+        configuration.compression = compression
+        configuration.compressionMinimumBytes = compressMin
 
         var storage: PostgresRoomStorage?
         if let postgres {
@@ -219,7 +241,8 @@ struct Serve: AsyncParsableCommand {
             storage = try await PostgresRoomStorage(url: postgres, app: app, configuration: options, logger: logger)
         }
         let server = try SyncServer(configuration: configuration, storage: storage, logger: logger)
-        let address = "ws://\(host):\(server.port)/rooms/ROOM"
+        let scheme = tlsCert == nil ? "ws" : "wss"
+        let address = "\(scheme)://\(host):\(server.port)/rooms/ROOM"
         let service = ServerService(server: server, announcement: "lockstep: serving '\(app)' rooms on \(address)\n")
         var group = ServiceGroupConfiguration(
             services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

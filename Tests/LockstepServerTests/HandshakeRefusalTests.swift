@@ -27,6 +27,40 @@ import LockstepTestSupport
         }
     }
 
+    /// libwebsockets reads `GET /rooms/a b HTTP/1.1` as path `/rooms/a` and takes `%0A` for the end of the request
+    /// line; both used to be upgraded or dropped without an answer.
+    @Test func aMalformedRequestLineIsABadRequest() async throws {
+        try await withServer { server in
+            for path in ["/rooms/a b", "/rooms/a?session=abc%0A", "/rooms/a?session=abc%0D", "/rooms/a%0Ab"] {
+                let answer = try refusal(port: server.port, path: path)
+                #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(path): \(answer)")
+                #expect(answer.contains("malformed request line"), "\(path): \(answer)")
+            }
+            // Whatever header follows the request line.
+            let late = try refusal(port: server.port, path: "/rooms/a?session=abc%0A", hostLast: true)
+            #expect(late.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(late)")
+            // Plain HTTP requests on the same port too.
+            let http = try rawHTTP(port: server.port, request: "GET /healthz x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(http.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(http)")
+            #expect(http.contains("malformed request line"))
+            // The well-formed form still upgrades.
+            var upgraded = try RawWebSocket(port: server.port, path: "/rooms/a?session=abc")
+            #expect(try upgraded.status() == 101)
+            upgraded.close()
+        }
+    }
+
+    @Test func aHandshakeWithoutHostOrKeyIsABadRequest() async throws {
+        try await withServer { server in
+            let noHost = try rawHTTP(port: server.port, request: [
+                "GET /rooms/a HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+            ].joined(separator: "\r\n") + "\r\n\r\n")
+            #expect(noHost.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(noHost)")
+            #expect(noHost.hasSuffix("a WebSocket handshake needs a Host header\n"))
+        }
+    }
+
     @Test func theConnectionCapsAreServiceUnavailable() async throws {
         let caps: [(configure: (inout ServerConfiguration) -> Void, reason: String)] = [
             ({ $0.maxConnections = 1 }, "limit of 1 connections"),
@@ -74,17 +108,25 @@ import LockstepTestSupport
     }
 
     /// Sends a WebSocket handshake for `path` and reads the whole answer, up to the server's close.
-    private func refusal(port: Int, path: String, headers: [String] = []) throws -> String {
+    private func refusal(port: Int, path: String, headers: [String] = [], hostLast: Bool = false) throws -> String {
+        let host = ["Host: 127.0.0.1"]
+        let upgrade = [
+            "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Version: 13",
+        ]
+        let lines = ["GET \(path) HTTP/1.1"] + (hostLast ? [] : host) + upgrade + headers + (hostLast ? host : [])
+        let request = lines.joined(separator: "\r\n") + "\r\n\r\n"
+        return try rawHTTP(port: port, request: request)
+    }
+
+    /// Sends `request` as is and reads the whole answer, up to the server's close.
+    private func rawHTTP(port: Int, request: String) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try RawSocket.connect(fd, port: port)
-        let request = ([
-            "GET \(path) HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",
-            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
-        ] + headers).joined(separator: "\r\n") + "\r\n\r\n"
         try RawSocket.write(fd, Array(request.utf8))
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4_096)

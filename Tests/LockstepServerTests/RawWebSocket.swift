@@ -32,14 +32,19 @@ struct RawWebSocket {
 
     /// The status line's code, once the response head has arrived.
     mutating func status() throws -> Int {
+        let parts = try head().split(separator: " ")
+        guard parts.count >= 2, let code = Int(parts[1]) else { throw RawSocketError.failed("bad status") }
+        return code
+    }
+
+    /// The response head (status line and headers, without the blank line), once it has arrived.
+    mutating func head() throws -> String {
         let separator: [UInt8] = [13, 10, 13, 10]
         while true {
             if let end = buffer.indices.first(where: { buffer[$0...].starts(with: separator) }) {
                 let head = String(decoding: buffer[..<end], as: UTF8.self)
                 buffer.removeFirst(end + 4)
-                let parts = head.split(separator: " ")
-                guard parts.count >= 2, let code = Int(parts[1]) else { throw RawSocketError.failed("bad status") }
-                return code
+                return head
             }
             try fill()
         }
@@ -47,6 +52,12 @@ struct RawWebSocket {
 
     /// The next frame: its opcode and payload.
     mutating func frame() throws -> (opcode: UInt8, payload: [UInt8]) {
+        let frame = try rawFrame()
+        return (frame.first & 0x0F, frame.payload)
+    }
+
+    /// The next frame with its first header byte (FIN, RSV1-3, opcode) and payload.
+    mutating func rawFrame() throws -> (first: UInt8, payload: [UInt8]) {
         while true {
             if buffer.count >= 2 {
                 var length = Int(buffer[1] & 0x7F)
@@ -59,13 +70,31 @@ struct RawWebSocket {
                     offset = 10
                 }
                 if length < 126 || offset > 2, buffer.count >= offset + length {
-                    let frame = (buffer[0] & 0x0F, Array(buffer[offset..<(offset + length)]))
+                    let frame = (buffer[0], Array(buffer[offset..<(offset + length)]))
                     buffer.removeFirst(offset + length)
                     return frame
                 }
             }
             try fill()
         }
+    }
+
+    /// Sends one masked, final frame; `compressed` sets RSV1 (a permessage-deflate message).
+    func send(_ payload: [UInt8], opcode: UInt8 = 1, compressed: Bool = false) throws {
+        var frame: [UInt8] = [0x80 | (compressed ? 0x40 : 0) | opcode]
+        let count = payload.count
+        if count < 126 {
+            frame.append(0x80 | UInt8(count))
+        } else if count <= 0xFFFF {
+            frame += [0x80 | 126, UInt8(count >> 8), UInt8(count & 0xFF)]
+        } else {
+            frame.append(0x80 | 127)
+            frame += (0..<8).reversed().map { UInt8((count >> ($0 * 8)) & 0xFF) }
+        }
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        frame += mask
+        frame += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
+        try RawSocket.write(fd, frame)
     }
 
     /// The next text frame as JSON.

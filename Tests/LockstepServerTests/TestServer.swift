@@ -4,10 +4,11 @@ import LockstepCore
 import LockstepServer
 import LockstepTransport
 
-/// One client-side libwebsockets context for every test: one service thread, many sockets.
+/// One client-side libwebsockets context for every test: one service thread, many sockets. With
+/// `LOCKSTEP_TEST_DEFLATE=1` its connections negotiate permessage-deflate, so every suite runs over compressed frames.
 let sharedTransport: WebSocketClient = {
     do {
-        return try WebSocketClient()
+        return try WebSocketClient(compression: ProcessInfo.processInfo.environment["LOCKSTEP_TEST_DEFLATE"] == "1")
     } catch {
         fatalError("cannot start the test client transport: \(error)")
     }

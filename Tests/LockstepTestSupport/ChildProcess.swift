@@ -168,4 +168,6 @@ public enum ChildProcessError: Error {
     case spawn(Int32)
     /// The executable is not in the build directory (`swift build --product NAME`).
     case notBuilt(String)
+    /// A helper command ran but did not do its job; the text says which and how.
+    case failed(String)
 }

@@ -41,7 +41,7 @@ private func read(_ stream: [UInt8], chunks: [Int] = [Int.max], limit: Int = 1 <
         try stream[offset..<offset + size].withUnsafeBytes { chunk in
             try reader.consume(chunk) { event in
                 switch event {
-                case .message(let bytes, let binary):
+                case .message(let bytes, let binary, _):
                     seen.append(binary ? .binary(Array(bytes)) : .text(String(decoding: bytes, as: UTF8.self)))
                 case .tooLarge(let size): seen.append(.tooLarge(size))
                 case .ping(let payload): seen.append(.ping(Array(payload)))
@@ -174,7 +174,7 @@ private func read(_ stream: [UInt8], chunks: [Int] = [Int.max], limit: Int = 1 <
         // is complete before the frame arrives, so nothing is left over).
         for (chunks, leftover) in [(1, frame), (3, frame), (text.utf8.count + 4, [])] {
             var handshake = ClientHandshake(host: "h", path: "/", headers: [], key: sampleKey)
-            #expect(answer(&handshake, text, then: frame, in: chunks) == .accepted(leftover: leftover))
+            #expect(answer(&handshake, text, then: frame, in: chunks) == .accepted(leftover: leftover, deflate: nil))
         }
     }
 
