@@ -55,7 +55,11 @@ struct EnvironmentOptions {
                 guard let on = try? reader.requiredBool(forKey: key) else {
                     throw .notABoolean(variable: option.variable, value: text)
                 }
-                if on { completed.append("--\(option.name)") }
+                if on {
+                    completed.append("--\(option.name)")
+                } else if Self.onByDefault.contains(option.name) {
+                    completed.append("--no-\(option.name)")
+                }
             case .group:
                 continue
             }
@@ -64,9 +68,12 @@ struct EnvironmentOptions {
         return (completed, used)
     }
 
+    /// Flags that are on unless turned off (`--no-compression`): their variable set to false gives the `--no-` form.
+    static let onByDefault: Set<String> = ["compression"]
+
     /// Whether `arguments` give `--name`, as `--name VALUE` or `--name=VALUE`.
     private static func names(_ name: String, in arguments: [String]) -> Bool {
-        arguments.contains { $0 == "--\(name)" || $0.hasPrefix("--\(name)=") }
+        arguments.contains { $0 == "--\(name)" || $0 == "--no-\(name)" || $0.hasPrefix("--\(name)=") }
     }
 
     /// The options of `command`, read off its properties the way ArgumentParser reads them: a property
