@@ -43,6 +43,13 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: "The room's app (json, counter, todos) when guessing it from the state's shape is wrong.")
     var app: AppKind?
 
+    @Option(
+        help: """
+            Follow only the part of the room at this JSON Pointer (/boards/7): the screen and the updates show that \
+            value, and skip changes that do not touch it. Commands still name whole-room paths.
+            """)
+    var path: String?
+
     @Option(help: "Commands to run, separated by ';', then exit (non-interactive).")
     var exec: String?
 
@@ -54,7 +61,7 @@ struct ClientCommand: AsyncParsableCommand {
         let url = urls[0]
         let room: RoomClient
         do {
-            room = try RoomClient(urls: urls, name: name, session: session)
+            room = try RoomClient(urls: urls, path: RoomClient.pointer(path ?? ""), name: name, session: session)
             try await room.connect()
         } catch {
             FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))

@@ -18,6 +18,9 @@ public import LockstepTransport
 /// server rejects leaves the prediction and its `send` throws. Effects the reducer returns never run here: the
 /// server runs them, and their changes arrive as patches. Undo and redo are not predicted: they run on the server
 /// only, and show when their patches arrive.
+///
+/// A store mirrors the whole room, since its reducer needs the whole state to predict. To follow part of a room
+/// (`path=`), use ``SharedView``: typed the same way, it shows confirmed state only.
 public final class SharedStore<R: Reducer>: Sendable {
     /// The untyped client underneath: status, peers, history, and the raw update stream.
     public let room: RoomClient
@@ -100,13 +103,16 @@ public final class SharedStore<R: Reducer>: Sendable {
     /// acknowledged it (already mirrored then); throws if the server refused it, which also removes it from ``state``.
     @discardableResult
     public func send(_ action: R.Action) async throws(RoomClientError) -> Int {
-        let json: JSON
+        try await room.send(action: try Self.encode(action))
+    }
+
+    /// An action as the JSON the server reads.
+    static func encode(_ action: R.Action) throws(RoomClientError) -> JSON {
         do {
-            json = try JSON(encoding: action)
+            return try JSON(encoding: action)
         } catch {
             throw .coding("\(R.Action.self) does not encode: \(error)")
         }
-        return try await room.send(action: json)
     }
 
     /// Reverts the room's most recent change, whoever made it; with `mine`, this client's (its session's) own most
