@@ -6,6 +6,8 @@ converges with two Swift clients (lockstep-client) under random actions, survive
 to its next address at once when its server drains (close 1001), and two page clients undo their own changes. The
 inspector names who made each change and when, from the causes.
 The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
+With private parts, each token's inspector shows the room as that token may see it; a client of a path follows part
+of a room.
 Run from the project root after `swift build`; prints one line per check and "N passed, M failed". With
 LOCKSTEP_SCREENSHOTS=DIR it saves the inspector's screenshots there (`make screenshots`: docs/images).
 """
@@ -455,6 +457,23 @@ def private_inspector(driver):
         shown = wait_until(lambda: "table: 1" in past(), 5)
         check("an earlier version in bob's inspector leaves alice's hand out",
               shown and "ACE" not in page() and "hands" in past(), past())
+        view = run_page(driver, """
+            const { connectRoom } = await import("/lockstep.js");
+            const [token] = args;
+            const url = location.origin.replace("http", "ws") + "/rooms/cards";
+            const table = await connectRoom(url, { path: "/table", token, name: "table" });
+            const start = [table.version, table.state];
+            const patches = [];
+            table.subscribe((room, message) => {
+                if (message.type === "patch" || message.type === "snapshot") patches.push([message.version, room.state]);
+            });
+            const outside = await table.send({ type: "patch", ops: [{ op: "add", path: "/hands/bob/n", value: 1 }] });
+            const inside = await table.send({ type: "patch", ops: [{ op: "replace", path: "/table", value: 3 }] });
+            table.close();
+            return { start, patches, acks: [outside, inside], path: table.path };
+        """, tokens["bob"])
+        check("connectRoom(url, {path}) mirrors the value there, and its versions skip changes elsewhere",
+              view == {"start": [6, 2], "patches": [[8, 3]], "acks": [7, 8], "path": "/table"}, view)
     finally:
         server.stop()
 
