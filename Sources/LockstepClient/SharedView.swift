@@ -13,8 +13,9 @@ public import LockstepTransport
 ///
 /// A view shows confirmed state only, never a prediction: the reducer's state is the whole room, which a view does
 /// not hold, so pending actions cannot be applied over it. A send returns once the server acknowledged it, with its
-/// patch already applied if it touched the view; ``pendingCount`` tells an app that sends are on their way.
-public final class SharedView<R: Reducer, Value: Decodable & Sendable>: Sendable {
+/// patch already applied if it touched the view; ``TypedRoomClient/pendingCount`` tells an app that sends are on
+/// their way.
+public final class SharedView<R: Reducer, Value: Decodable & Sendable>: TypedRoomClient {
     /// The untyped client underneath, following `path`.
     public let room: RoomClient
 
@@ -50,37 +51,10 @@ public final class SharedView<R: Reducer, Value: Decodable & Sendable>: Sendable
         _ = try await state
     }
 
-    /// Ends the connection; pending sends throw ``RoomClientError/closed``.
-    public func close() async { await room.close() }
-
     /// The value at the path as the server confirmed it; nil while nothing is there.
     public var state: Value? {
         get async throws(RoomClientError) { try Self.decode(await room.state) }
     }
-
-    /// The room's version the view was last brought to.
-    public var version: Int {
-        get async { await room.version }
-    }
-
-    /// Requests waiting for the server's answer.
-    public var pendingCount: Int {
-        get async { await room.pendingCount }
-    }
-
-    /// Sends a typed action (whole-room paths, as the reducer reads them); returns the version the room reached.
-    @discardableResult
-    public func send(_ action: R.Action) async throws(RoomClientError) -> Int {
-        try await room.send(action: try SharedStore<R>.encode(action))
-    }
-
-    /// Takes back the room's latest change, or with `mine` this client's own; see ``RoomClient/undo(mine:)``.
-    @discardableResult
-    public func undo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.undo(mine: mine) }
-
-    /// Re-applies the latest undone change, or with `mine` this client's own; see ``RoomClient/redo(mine:)``.
-    @discardableResult
-    public func redo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.redo(mine: mine) }
 
     private static func decode(_ json: JSON) throws(RoomClientError) -> Value? {
         guard json != .null else { return nil }
