@@ -1,5 +1,5 @@
+@testable import LockstepClient
 import LockstepApps
-import LockstepClient
 import LockstepCore
 import LockstepJSON
 import LockstepServer
@@ -66,6 +66,26 @@ struct ViewClientTests {
             #expect(seen.contains { $0.change == .resumed })
             #expect(!seen.contains { $0.change == .snapshot })
             #expect(seen.last?.state == ["n": 2])
+            await view.close()
+            await writer.close()
+        }
+    }
+
+    @Test func aViewStillResynchronisesOnAPatchThatDoesNotMoveForward() async throws {
+        try await withServer(app: .json) { server in
+            let writer = try RoomClient(url: roomURL(server, "back"))
+            try await writer.connect()
+            try await writer.send(action: Self.add("/a", 1))
+            let view = try RoomClient(url: roomURL(server, "back"), path: "/a", reconnect: quickRetry)
+            try await view.connect()
+            _ = try await updates(of: view) { $0.change == .snapshot }
+            let stale = ServerMessage.patch(
+                version: 1, ops: JSONPatch([.replace(path: .root, value: 99)]), cause: Cause(kind: .action), undo: 1,
+                redo: 0)
+            await view.receive(stale)
+            let seen = try await updates(of: view) { $0.change == .snapshot }
+            #expect(seen.contains { if case .status(.resynchronising) = $0.change { true } else { false } })
+            #expect(await view.state == 1)
             await view.close()
             await writer.close()
         }
