@@ -18,8 +18,8 @@ struct RoomURL: Sendable {
         guard url.hasPrefix("ws://") else { throw .invalidURL(url) }
         let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let base = String(parts[0])
-        let path = base.dropFirst("ws://".count).drop { $0 != "/" }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        let location = base.dropFirst("ws://".count).drop { $0 != "/" }
+        let segments = location.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 3, segments[1] == "rooms", !segments[2].isEmpty,
             segments[2].count <= 128,
             segments[2].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
@@ -34,7 +34,9 @@ struct RoomURL: Sendable {
                 let key = String(kv[0])
                 guard !["since", "epoch", "session"].contains(key), !(key == "name" && name != nil) else { continue }
                 if key == "path" {
-                    if path.isRoot { path = try RoomClient.pointer(Self.percentDecoded(kv.count == 2 ? String(kv[1]) : "")) }
+                    if path.isRoot {
+                        path = try RoomClient.pointer(Self.percentDecoded(kv.count == 2 ? String(kv[1]) : ""))
+                    }
                     continue
                 }
                 query.append((key, kv.count == 2 ? String(kv[1]) : ""))

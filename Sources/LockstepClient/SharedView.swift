@@ -1,5 +1,5 @@
 public import LockstepCore
-public import LockstepJSON
+import LockstepJSON
 public import LockstepTransport
 
 /// Part of a room, typed: `Value` is what lives at `path`, actions are those of the reducer `R` the server runs.

@@ -1,5 +1,5 @@
 public import LockstepCore
-public import LockstepJSON
+import LockstepJSON
 
 /// A mirror typed by the server's reducer (``SharedStore`` for a whole room, ``SharedView`` for part of one): what
 /// it forwards to its untyped client, so both send the reducer's actions and read versions the same way.

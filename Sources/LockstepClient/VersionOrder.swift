@@ -1,3 +1,5 @@
+import LockstepJSON
+
 /// How the versions of a mirror's patches follow each other, chosen once from the room's address.
 ///
 /// A whole room's patches come one version at a time, so a skipped version means the mirror missed a change and
