@@ -33,8 +33,8 @@ struct ViewClientTests {
             #expect(patches.map(\.version) == [3])
             #expect(!seen.contains { if case .status(.resynchronising) = $0.change { true } else { false } })
             if case .patch(let ops, _, let paths) = patches.first?.change {
-                #expect(ops.operations == [.add(path: try JSONPointer("/cards/-"), value: "mine")])
-                #expect(paths == [try JSONPointer("/cards/-")])
+                #expect(ops.operations == [.add(path: try JSONPointer("/cards/0"), value: "mine")])
+                #expect(paths == [try JSONPointer("/cards/0")])
             }
             #expect(await view.state == ["cards": ["mine"]])
 
@@ -56,6 +56,9 @@ struct ViewClientTests {
             try await writer.send(action: Self.add("/a", ["n": 0]))
             let view = try RoomClient(url: roomURL(server, "resume") + "?path=%2Fa", reconnect: quickRetry)
             #expect(view.path == (try JSONPointer("/a")))
+            // The server keeps a view's patches while it has a client: this one stays while the other drops.
+            let keeper = try RoomClient(url: roomURL(server, "resume"), path: "/a")
+            try await keeper.connect()
             try await view.connect()
             _ = try await updates(of: view) { $0.change == .snapshot }
 
@@ -66,6 +69,7 @@ struct ViewClientTests {
             #expect(seen.contains { $0.change == .resumed })
             #expect(!seen.contains { $0.change == .snapshot })
             #expect(seen.last?.state == ["n": 2])
+            await keeper.close()
             await view.close()
             await writer.close()
         }
@@ -137,7 +141,10 @@ struct ViewClientTests {
             let bobHands = try RoomClient(url: url + "?token=\(bob)", path: "/hands", reconnect: quickRetry)
             try await aliceRoom.connect()
             try await aliceRoom.send(action: Self.add("/hands", [:]))
+            // Bob's phone keeps his view of the room open on the server while his other connection drops.
+            let bobPhone = try RoomClient(url: url + "?token=\(bob)", name: "bob's phone")
             try await bobRoom.connect()
+            try await bobPhone.connect()
             try await bobHands.connect()
             try await bobRoom.send(action: Self.add("/hands/bob", ["card": "bob-card"]))
             try await aliceRoom.send(action: Self.add("/hands/alice", ["card": "SECRET"]))
@@ -158,6 +165,7 @@ struct ViewClientTests {
             let resumed = try await updates(of: bobRoom) { $0.version == 6 }
             #expect(resumed.contains { $0.change == .resumed })
             #expect(await bobRoom.state == ["hands": ["bob": ["card": "bob-card"]], "table": ["public", "x"]])
+            await bobPhone.close()
             await bobHands.close()
             await bobRoom.close()
             await aliceRoom.close()
