@@ -47,6 +47,13 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: "The room's app (json, counter, todos) when guessing it from the state's shape is wrong.")
     var app: AppKind?
 
+    @Option(
+        help: """
+            Follow only the part of the room at this JSON Pointer (/boards/7): the screen and the updates show that \
+            value, and skip changes that do not touch it. Commands still name whole-room paths.
+            """)
+    var path: String?
+
     @Option(help: "Commands to run, separated by ';', then exit (non-interactive).")
     var exec: String?
 
@@ -59,7 +66,8 @@ struct ClientCommand: AsyncParsableCommand {
         let room: RoomClient
         do {
             let transport = try WebSocketClient(trustedCertificatesFile: caFile)
-            room = try RoomClient(urls: urls, name: name, session: session, transport: transport)
+            room = try RoomClient(
+                urls: urls, path: RoomClient.pointer(path ?? ""), name: name, session: session, transport: transport)
             try await room.connect()
         } catch {
             FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))

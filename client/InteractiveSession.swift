@@ -15,6 +15,7 @@ final class InteractiveSession {
     private let url: String
     private let forcedApp: AppKind?
     private let name: String?
+    private let frame: ViewFrame
     private var app: AppKind = .json
     private var latest: RoomUpdate?
     private var changed: [JSONPointer] = []
@@ -29,6 +30,7 @@ final class InteractiveSession {
         self.url = url
         forcedApp = app
         self.name = name
+        frame = ViewFrame(path: room.path)
     }
 
     func run() async -> Int32 {
@@ -70,7 +72,7 @@ final class InteractiveSession {
         latest = update
         switch update.change {
         case .snapshot:
-            app = forcedApp ?? AppKind(detectingFrom: update.state)
+            app = frame.app(forcing: forcedApp, view: update.state)
             changed = []
             if hadSnapshot {
                 note("snapshot at v\(update.version) (resynchronised)", .notice)
@@ -106,10 +108,10 @@ final class InteractiveSession {
 
     private func execute(_ line: String) -> Command? {
         guard line.contains(where: { !$0.isWhitespace }) else { return nil }
-        let state = app.predict(latest?.state ?? .null, pending: latest?.pendingActions ?? [])
+        let state = frame.predict(latest?.state ?? .null, app: app, pending: latest?.pendingActions ?? [])
         let command: Command
         do {
-            command = try Command(parsing: line, app: app, state: state)
+            command = try Command(parsing: line, app: app, state: frame.room(holding: state))
         } catch {
             note("\(error)", .error)
             return nil
@@ -140,15 +142,17 @@ final class InteractiveSession {
             }
         case .view(let version):
             let url = self.url
+            let path = frame.path
             request(line) { _ in
-                let state = try await PastState.fetch(roomURL: url, version: version)
+                let state = try await PastState.fetch(roomURL: url, version: version, path: path)
                 return ["v\(version): \(state.serialized(prettyPrinted: false))"]
             }
         case .action(let action):
             request(line) { room in
                 let before = await room.version
                 let version = try await room.send(action: action)
-                return version == before ? ["\(line): no change"] : []
+                if version == before { return ["\(line): no change"] }
+                return await room.version < version ? ["\(line): v\(version), outside the view"] : []
             }
         }
         return command
@@ -182,7 +186,7 @@ final class InteractiveSession {
         let size = Terminal.size()
         let update = latest
         let peers = (update?.peers ?? []).map { $0.client == update?.you ? "\($0.name) (you)" : $0.name }
-        var title = "lockstep  room \(room.room)"
+        var title = "lockstep  room \(room.room)" + (frame.path.isRoot ? "" : "  path \(frame.path)")
         if let update { title += "  v\(update.version)  undo \(update.undoCount) redo \(update.redoCount)" }
         title += "  [\(app.rawValue)]"
         let isLive = update?.status == .live
@@ -194,7 +198,7 @@ final class InteractiveSession {
             status += ", \(pending) pending"
         }
         // Commands still work while the server is away: the screen shows their predicted effect.
-        let state = app.predict(update?.state ?? .null, pending: update?.pendingActions ?? [])
+        let state = frame.predict(update?.state ?? .null, app: app, pending: update?.pendingActions ?? [])
         let content = Screen.Content(
             title: title,
             status: status,

@@ -4,16 +4,18 @@ import FoundationNetworking
 #endif
 import LockstepJSON
 
-/// Reads the state a room had at an earlier version (`GET /rooms/ROOM?version=V` on the server's port), without
-/// changing the room.
+/// Reads the state a room (or the part of it at a path) had at an earlier version (`GET /rooms/ROOM?version=V`, with
+/// `&path=P`, on the server's port), without changing the room.
 enum PastState {
     /// The state at `version` of the room at `roomURL` (`ws://HOST:PORT/rooms/ROOM`, a `token=` query becomes a
     /// Bearer header).
-    static func fetch(roomURL: String, version: Int) async throws(CommandError) -> JSON {
+    static func fetch(roomURL: String, version: Int, path: JSONPointer = .root) async throws(CommandError) -> JSON {
         let parts = roomURL.split(separator: "?", maxSplits: 1)
         let schemes = [("ws://", "http://"), ("wss://", "https://")]
+        let pathQuery = path.isRoot
+            ? "" : "&path=" + (path.description.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         guard let base = parts.first, let scheme = schemes.first(where: { base.hasPrefix($0.0) }),
-            let url = URL(string: scheme.1 + base.dropFirst(scheme.0.count) + "?version=\(version)")
+            let url = URL(string: scheme.1 + base.dropFirst(scheme.0.count) + "?version=\(version)" + pathQuery)
         else {
             throw .failed("view needs a ws:// or wss:// room URL")
         }

@@ -10,6 +10,7 @@ final class ScriptSession {
     private let room: RoomClient
     private let url: String
     private let app: AppKind?
+    private let frame: ViewFrame
     private var printedVersion = -1
     private var updatesEnded = false
     private var waiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -18,6 +19,7 @@ final class ScriptSession {
         self.room = room
         self.url = url
         self.app = app
+        frame = ViewFrame(path: room.path)
     }
 
     /// Commands from `--exec`: split on `;`.
@@ -51,10 +53,11 @@ final class ScriptSession {
         loop: for await line in commands {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            let state = await room.state
+            let view = await room.state
+            let kind = frame.app(forcing: app, view: view)
             let command: Command
             do {
-                command = try Command(parsing: trimmed, app: app ?? AppKind(detectingFrom: state), state: state)
+                command = try Command(parsing: trimmed, app: kind, state: frame.room(holding: view))
             } catch {
                 emit(["event": "error", "command": .string(trimmed), "code": "usage", "message": .string("\(error)")])
                 failed = true
@@ -65,7 +68,6 @@ final class ScriptSession {
                 case .quit:
                     break loop
                 case .help:
-                    let kind = app ?? AppKind(detectingFrom: state)
                     let lines = AppKind.commonHelp + kind.helpLines
                     emit(["event": "help", "lines": .array(lines.map(JSON.string))])
                 case .history(let limit):
@@ -73,7 +75,7 @@ final class ScriptSession {
                     let list = entries.map { JSON.object(["version": .int($0.version), "cause": $0.cause.json]) }
                     emit(["event": "history", "command": .string(trimmed), "entries": .array(list)])
                 case .view(let version):
-                    let state = try await PastState.fetch(roomURL: url, version: version)
+                    let state = try await PastState.fetch(roomURL: url, version: version, path: frame.path)
                     emit(["event": "view", "command": .string(trimmed), "version": .int(version), "state": state])
                 case .undo, .redo, .revert, .action:
                     let version: Int
@@ -84,7 +86,8 @@ final class ScriptSession {
                     case .action(let action): version = try await room.send(action: action)
                     default: continue
                     }
-                    await printed(version)
+                    // A view's mirror may stay behind the ack: the change did not touch it, so it has no patch.
+                    await printed(min(version, await room.version))
                     emit(["event": "ack", "command": .string(trimmed), "version": .int(version)])
                 }
             } catch {

@@ -12,6 +12,11 @@ public import LockstepTransport
 /// for await update in room.updates { print(update.version, update.state) }
 /// ```
 ///
+/// With `path:` (a JSON Pointer) the client follows part of the room: `state` is the value there (`.null` while it
+/// does not exist), patches are relative to it and arrive only when it changes, so versions skip the changes it did
+/// not see; requests still name whole-room paths. A client whose URL carries a token accepts skipped versions too,
+/// since a room with private parts sends it nothing for changes it may not see.
+///
 /// Reconnections resume with `since=` the mirror's version and `epoch=` its history; a version gap or a patch that
 /// does not apply makes the client reconnect for a fresh snapshot rather than show a wrong state. A server that is
 /// going away (close code 1001: it drains on SIGTERM) has answered everything it read, so the client reconnects at
@@ -30,7 +35,9 @@ public actor RoomClient {
 
     /// The room's name, from the URL.
     public nonisolated let room: String
-    /// The mirrored state; `.null` before the first snapshot.
+    /// The part of the room this client follows; `.root` for all of it.
+    public nonisolated let path: JSONPointer
+    /// The mirrored state (the value at `path`); `.null` before the first snapshot.
     public private(set) var state: JSON = .null
     /// The version of `state`.
     public private(set) var version = 0
@@ -58,6 +65,7 @@ public actor RoomClient {
     private var current = 0
     private var url: RoomURL { urls[current] }
     private let policy: ReconnectPolicy
+    private let order: VersionOrder
     private let transport: WebSocketClient
     private let ownsTransport: Bool
     private let continuation: AsyncStream<RoomUpdate>.Continuation
@@ -89,6 +97,8 @@ public actor RoomClient {
     /// `SSL_CERT_FILE`), or come from the `trustedCertificatesFile` of the `transport` given.
     ///
     /// - Parameters:
+    ///   - path: the part of the room to follow, a JSON Pointer (`/boards/7`); the whole room when `.root`. A
+    ///     `path=` in the URL's query does the same.
     ///   - name: the display name peers see (the server uses the connection id when nil).
     ///   - session: the session name (1 to 64 of `A-Z a-z 0-9 . _ -`); a random one, kept for the client's lifetime,
     ///     when nil. Give the same one after an app restart to keep numbering where the server's mark is.
@@ -96,20 +106,41 @@ public actor RoomClient {
     ///   - reconnect: how retries back off after a drop.
     ///   - transport: a shared libwebsockets client (many rooms, one thread); the client makes and owns one when nil.
     public init(
-        url: String, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
+        url: String, path: JSONPointer = .root, name: String? = nil, session: String? = nil,
+        outboxLimit: Int = 10_000, reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
+    ) throws(RoomClientError) {
+        try self.init(
+            urls: [url], path: path, name: name, session: session, outboxLimit: outboxLimit, reconnect: reconnect,
+            transport: transport)
+    }
+
+    /// Prepares a client that follows the part of the room at `path`, JSON Pointer text (`"/boards/7"`); throws
+    /// ``RoomClientError/invalidPath(_:)`` when it is not one. Other parameters as in
+    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)``.
+    public init(
+        url: String, path: String, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
         reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
     ) throws(RoomClientError) {
         try self.init(
-            urls: [url], name: name, session: session, outboxLimit: outboxLimit, reconnect: reconnect,
-            transport: transport)
+            urls: [url], path: try Self.pointer(path), name: name, session: session, outboxLimit: outboxLimit,
+            reconnect: reconnect, transport: transport)
+    }
+
+    /// `text` as a JSON Pointer, or ``RoomClientError/invalidPath(_:)``.
+    public static func pointer(_ text: String) throws(RoomClientError) -> JSONPointer {
+        do {
+            return try JSONPointer(text)
+        } catch {
+            throw .invalidPath(text)
+        }
     }
 
     /// Prepares a client for one room served by several servers (sharing a database): `urls` are its addresses on
     /// each, all naming the same room. The client starts with the first, and moves to the next after a failed
     /// attempt or when its server goes away (1001). Other parameters as in
-    /// ``init(url:name:session:outboxLimit:reconnect:transport:)``.
+    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)``.
     public init(
-        urls: [String], name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
+        urls: [String], path: JSONPointer = .root, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
         reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
     ) throws(RoomClientError) {
         let session = session ?? Self.randomSession()
@@ -119,12 +150,14 @@ public actor RoomClient {
         self.session = session
         outbox = Outbox(limit: max(outboxLimit, 1))
         var parsed: [RoomURL] = []
-        for url in urls { parsed.append(try RoomURL(url, name: name, session: session)) }
-        guard let first = parsed.first, parsed.allSatisfy({ $0.room == first.room }) else {
+        for url in urls { parsed.append(try RoomURL(url, name: name, session: session, path: path)) }
+        guard let first = parsed.first, parsed.allSatisfy({ $0.room == first.room && $0.path == first.path }) else {
             throw .invalidURL(urls.isEmpty ? "no address given" : "\(urls.joined(separator: " ")): not one room")
         }
         self.urls = parsed
         room = first.room
+        self.path = first.path
+        order = VersionOrder(url: first)
         policy = reconnect
         if let transport {
             self.transport = transport
@@ -170,7 +203,7 @@ public actor RoomClient {
     // MARK: - Requests
 
     /// Sends an action; returns the version the room reached (the mirror already shows it when this returns, since
-    /// the server sends the patch before the ack). An action that changes nothing returns the current version.
+    /// the server sends the patch before the ack; a view shows it if it touched the view). An action that changes nothing returns the current version.
     /// While disconnected it waits in the outbox and goes out on reconnection.
     @discardableResult
     public func send(action: JSON) async throws(RoomClientError) -> Int {
@@ -386,7 +419,7 @@ public actor RoomClient {
                 requestResync("a patch arrived before any snapshot")
                 return
             }
-            guard version == self.version + 1 else {
+            guard order.accepts(version, after: self.version) else {
                 requestResync("version gap: got \(version) after \(self.version)")
                 return
             }

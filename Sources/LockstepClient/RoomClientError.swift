@@ -15,6 +15,8 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     case closed
     /// A value did not encode to, or decode from, the JSON the room uses: client and server types disagree.
     case coding(String)
+    /// The view's path is not a JSON Pointer (RFC 6901: empty, or `/` then tokens, `~` only as `~0` or `~1`).
+    case invalidPath(String)
     /// The session name is not 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
     case invalidSession(String)
     /// `limit` change requests already wait for an answer (the server is away, or slow); wait for some to return.
@@ -29,6 +31,7 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .notConnected: "not connected (reconnecting); try again in a moment"
         case .closed: "the client is closed"
         case .coding(let reason): "client and room types disagree: \(reason)"
+        case .invalidPath(let path): "not a JSON Pointer: \(path) (expected a path such as /boards/7)"
         case .invalidSession(let name): "not a session name: \(name) (1 to 64 characters of A-Z a-z 0-9 . _ -)"
         case .outboxFull(let limit): "\(limit) requests already wait for the server; try again once some returned"
         }

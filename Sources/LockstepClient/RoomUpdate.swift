@@ -10,7 +10,8 @@ public struct RoomUpdate: Sendable {
         case snapshot
         /// A reconnection resumed at the mirror's version; missed patches follow as `patch` updates.
         case resumed
-        /// The state moved one version forward; `changedPaths` are the locations the operations touched.
+        /// The state moved one version forward (or more, for a view: the versions between changed nothing it shows);
+        /// `changedPaths` are the locations the operations touched, relative to the view.
         case patch(ops: JSONPatch, cause: Cause, changedPaths: [JSONPointer])
         /// Peers joined or left; the full list is in `peers`.
         case presence(joined: [Peer], left: [Peer])

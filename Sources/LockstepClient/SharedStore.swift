@@ -18,7 +18,10 @@ public import LockstepTransport
 /// server rejects leaves the prediction and its `send` throws. Effects the reducer returns never run here: the
 /// server runs them, and their changes arrive as patches. Undo and redo are not predicted: they run on the server
 /// only, and show when their patches arrive.
-public final class SharedStore<R: Reducer>: Sendable {
+///
+/// A store mirrors the whole room, since its reducer needs the whole state to predict. To follow part of a room
+/// (`path=`), use ``SharedView``: typed the same way, it shows confirmed state only.
+public final class SharedStore<R: Reducer>: TypedRoomClient {
     /// The untyped client underneath: status, peers, history, and the raw update stream.
     public let room: RoomClient
     /// The reducer the server runs, applied here to predict pending actions.
@@ -65,9 +68,6 @@ public final class SharedStore<R: Reducer>: Sendable {
         _ = try await confirmedState
     }
 
-    /// Ends the connection; pending sends throw ``RoomClientError/closed``.
-    public func close() async { await room.close() }
-
     /// The predicted state: the confirmed state with every pending action applied over it, in order.
     public var state: R.State {
         get async throws(RoomClientError) {
@@ -85,40 +85,6 @@ public final class SharedStore<R: Reducer>: Sendable {
     public var isPredicted: Bool {
         get async { await !room.pendingActions.isEmpty }
     }
-
-    /// Requests waiting for the server's answer (actions, undo and redo).
-    public var pendingCount: Int {
-        get async { await room.pendingCount }
-    }
-
-    /// The version of the confirmed state.
-    public var version: Int {
-        get async { await room.version }
-    }
-
-    /// Sends a typed action; it shows in ``state`` at once. Returns the version the room reached once the server
-    /// acknowledged it (already mirrored then); throws if the server refused it, which also removes it from ``state``.
-    @discardableResult
-    public func send(_ action: R.Action) async throws(RoomClientError) -> Int {
-        let json: JSON
-        do {
-            json = try JSON(encoding: action)
-        } catch {
-            throw .coding("\(R.Action.self) does not encode: \(error)")
-        }
-        return try await room.send(action: json)
-    }
-
-    /// Reverts the room's most recent change, whoever made it; with `mine`, this client's (its session's) own most
-    /// recent change still in effect. Runs on the server only: not predicted; ``state`` shows it when its patch
-    /// arrives, with the actions still pending applied again over it.
-    @discardableResult
-    public func undo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.undo(mine: mine) }
-
-    /// Re-applies the most recently undone change; with `mine`, the latest one this client's own undo took back.
-    /// Runs on the server only: not predicted.
-    @discardableResult
-    public func redo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.redo(mine: mine) }
 
     /// Applies `actions` over `state` with the reducer, skipping one it rejects (the server will reject it too) or
     /// that does not decode; effects are dropped.

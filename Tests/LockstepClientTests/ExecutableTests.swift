@@ -126,6 +126,29 @@ struct ExecutableTests {
         }
     }
 
+    @Test func pathFollowsPartOfTheRoom() async throws {
+        try await withServer(app: .json) { server in
+            let client = try ClientProcess(arguments: [
+                roomURL(server, "part"), "--path", "/board", "--exec",
+                "set /board {\"n\":1}; set /other 5; inc /board/n; view 1; bogus-path-free",
+            ])
+            let (lines, status) = try await client.finish()
+            #expect(status == 2, "the last command is unknown")
+            #expect(lines.first { $0["event"] == "snapshot" }?["state"] == .null)
+            let patches = lines.filter { $0["event"] == "patch" }
+            // Version 2 (/other) does not touch the view: its ack comes without a patch.
+            #expect(patches.compactMap { $0["version"]?.intValue } == [1, 3])
+            #expect(patches.first?["ops"] == [["op": "replace", "path": "", "value": ["n": 1]]])
+            #expect(patches.last?["state"] == ["n": 2])
+            #expect(patches.last?["changed"] == ["/n"])
+            let acks = lines.filter { $0["event"] == "ack" }
+            #expect(acks.map { $0["version"] } == [1, 2, 3])
+            let view = try #require(lines.first { $0["event"] == "view" })
+            #expect(view["state"] == ["n": 1])
+            #expect(try await fetchRoom(port: server.port, room: "part").state == ["board": ["n": 2], "other": 5])
+        }
+    }
+
     @Test func revertViewAndLogLookBackInTime() async throws {
         try await withServer(app: .counter) { server in
             let client = try ClientProcess(arguments: [

@@ -37,18 +37,22 @@ func waitUntil(
 
 /// A real server on a free loopback port (or `port`), for the duration of `body`.
 func withServer<T>(
-    app: App = .counter, port: Int = 0, _ body: (SyncServer) async throws -> T
+    app: App = .counter, port: Int = 0, configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (SyncServer) async throws -> T
 ) async throws -> T {
-    let server = try makeServer(app: app, port: port)
+    let server = try makeServer(app: app, port: port, configure: configure)
     defer { server.shutdown() }
     return try await body(server)
 }
 
-func makeServer(app: App, port: Int = 0, dataDirectory: String? = nil) throws -> SyncServer {
+func makeServer(
+    app: App, port: Int = 0, dataDirectory: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+) throws -> SyncServer {
     var configuration = ServerConfiguration(app: app)
     configuration.port = port
     configuration.dataDirectory = dataDirectory
     configuration.rateLimit = 0
+    configure(&configuration)
     return try SyncServer(configuration: configuration)
 }
 

@@ -6,6 +6,8 @@ converges with two Swift clients (lockstep-client) under random actions, survive
 to its next address at once when its server drains (close 1001), and two page clients undo their own changes. The
 inspector names who made each change and when, from the causes.
 The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
+With private parts, each token's inspector shows the room as that token may see it; a client of a path follows part
+of a room.
 Run from the project root after `swift build`; prints one line per check and "N passed, M failed". With
 LOCKSTEP_SCREENSHOTS=DIR it saves the inspector's screenshots there (`make screenshots`: docs/images).
 """
@@ -407,6 +409,75 @@ def read_token_inspector(driver):
         server.stop()
 
 
+def private_inspector(driver):
+    """With --private, each token's inspector shows the room as that token may see it: alice's shows her hand and
+    not bob's, bob's the reverse (state, timeline, an earlier version); a change bob may not see sends his inspector
+    nothing, and it stays in step without resynchronising."""
+    secret = "a secret of at least thirty-two bytes for the browser test"
+    server = Server(free_port(), tempfile.mkdtemp(prefix="lockstep-private-"), app="json",
+                    arguments=["--auth-secret", secret, "--private", "/hands/{sub}"])
+    try:
+        token = lambda sub: subprocess.run(
+            [f"{BUILD}/lockstep", "token", "--room", "cards", "--role", "write", "--sub", sub, "--auth-secret", secret],
+            capture_output=True, check=True).stdout.decode().strip()
+        tokens = {"alice": token("alice"), "bob": token("bob")}
+        cards = {"alice": "ACE-OF-ALICE", "bob": "KING-OF-BOB"}
+
+        def run(who, commands):
+            subprocess.run([f"{BUILD}/lockstep-client", f"ws://127.0.0.1:{server.port}/rooms/cards?token={tokens[who]}",
+                            "--exec=" + "; ".join(commands)], capture_output=True, check=True, timeout=30)
+
+        run("alice", ["set /hands {}", f'set /hands/alice {{"card":"{cards["alice"]}"}}', "set /table 1"])
+        run("bob", [f'set /hands/bob {{"card":"{cards["bob"]}"}}'])
+        page = lambda: driver.find_element("tag name", "main").get_attribute("textContent")
+        for who, other in [("alice", "bob"), ("bob", "alice")]:
+            driver.get(f"http://127.0.0.1:{server.port}/inspect/cards?token={tokens[who]}")
+            ready = wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", 20)
+            state = driver.find_element("id", "state").text
+            check(f"{who}'s inspector shows {who}'s hand and says whose view it is",
+                  ready and cards[who] in state and driver.find_element("id", "viewer-sub").text == who, state)
+            # The change that wrote the other's hand is not in the timeline at all: v2 is alice's, v4 bob's.
+            versions = re.findall(r"\bv(\d+)\b", driver.find_element("id", "timeline").text)
+            hidden = "4" if who == "alice" else "2"
+            check(f"{who}'s inspector has nothing of {other}'s hand (state, timeline)",
+                  ready and cards[other] not in page() and hidden not in versions and "3" in versions,
+                  f"{versions} {page()}")
+        driver.execute_script("""
+            window.snapshots = 0;
+            window.inspector.room.subscribe((room, message) => { if (message.type === "snapshot") window.snapshots++; });
+        """)
+        run("alice", ['set /hands/alice/card "ACE-2"', "set /table 2"])
+        shown = wait_until(lambda: driver.execute_script("return window.inspector.room.version") == 6, 10)
+        check("a change bob may not see skips his inspector's version without a resynchronisation",
+              shown and driver.execute_script("return window.snapshots") == 0
+              and "table: 2" in driver.find_element("id", "state").text,
+              driver.execute_script("return [window.inspector.room.version, window.snapshots]"))
+        driver.execute_script("window.inspector.showVersion(3)")
+        past = lambda: driver.find_element("id", "past-state").text
+        shown = wait_until(lambda: "table: 1" in past(), 5)
+        check("an earlier version in bob's inspector leaves alice's hand out",
+              shown and "ACE" not in page() and "hands" in past(), past())
+        view = run_page(driver, """
+            const { connectRoom } = await import("/lockstep.js");
+            const [token] = args;
+            const url = location.origin.replace("http", "ws") + "/rooms/cards";
+            const table = await connectRoom(url, { path: "/table", token, name: "table" });
+            const start = [table.version, table.state];
+            const patches = [];
+            table.subscribe((room, message) => {
+                if (message.type === "patch" || message.type === "snapshot") patches.push([message.version, room.state]);
+            });
+            const outside = await table.send({ type: "patch", ops: [{ op: "add", path: "/hands/bob/n", value: 1 }] });
+            const inside = await table.send({ type: "patch", ops: [{ op: "replace", path: "/table", value: 3 }] });
+            table.close();
+            return { start, patches, acks: [outside, inside], path: table.path };
+        """, tokens["bob"])
+        check("connectRoom(url, {path}) mirrors the value there, and its versions skip changes elsewhere",
+              view == {"start": [6, 2], "patches": [[8, 3]], "acks": [7, 8], "path": "/table"}, view)
+    finally:
+        server.stop()
+
+
 def main():
     page_directory = tempfile.mkdtemp(prefix="lockstep-page-")
     data = tempfile.mkdtemp(prefix="lockstep-browser-")
@@ -436,6 +507,7 @@ document.title = "ready";
         undo_mine(driver, server)
         inspector(driver, todos)
         read_token_inspector(driver)
+        private_inspector(driver)
     except Exception as error:  # a check that could not run is a failure, not a crash
         check("the browser tests ran to the end", False, repr(error))
     finally:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end check of the terminal client as a person uses it: a counter server, two lockstep-client screens in
-# tmux (80x24), commands typed into one, the other's screen read back.
+# tmux (80x24), commands typed into one, the other's screen read back; a third follows only /count (--path).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin_dir=${LOCKSTEP_BIN_DIR:-$(swift build --show-bin-path)}
@@ -65,6 +65,15 @@ wait_for bob 'redo mine: there is nothing to redo \(nothing_to_redo\)' "bob has 
 tmx send-keys -t alice 'redo mine' Enter
 wait_for bob "v7 alice $at redid own v4" "alice re-applies her own change" || true
 wait_for bob '"count": 12' "bob sees alice's redo mine" || true
+
+# A client of part of the room (--path) shows the value there; its commands still act on the whole room.
+tmx new-session -d -s carol -x 80 -y 24 "TERM=xterm-256color NO_COLOR=1 '$client_bin' '$url' --name carol --path /count"
+wait_for carol 'room smoke  path /count' "carol's header names the path she follows" || true
+wait_for carol '^ *12 *$' "carol's screen shows the value at /count" || true
+tmx send-keys -t carol '+' Enter
+wait_for alice '"count": 13' "an increment from carol's view reaches the room" || true
+wait_for carol "v8 carol $at increment" "carol's log shows her change" || true
+tmx send-keys -t carol C-c
 
 tmx send-keys -t alice 'frobnicate' Enter
 wait_for alice "unknown command 'frobnicate'" "a typo is explained inline" || true

@@ -10,6 +10,10 @@
 // so after a dropped connection the client resumes (`since=`, `epoch=`) and sends again only what the server has not
 // acknowledged: every request is applied exactly once. A server that is going away (close code 1001: it drains on
 // SIGTERM) has answered everything it read: the client reconnects at once, to the next address when given several.
+//
+// With `{ path: "/boards/7" }` (a JSON Pointer) the room's `state` is the value there (null while it does not exist)
+// and patches are relative to it; they arrive only when it changes, so versions skip, and so they do for a client with
+// a token (a room with private parts sends it nothing for changes it may not see). Requests name whole-room paths.
 
 /** The close code of a server going away (draining on SIGTERM). */
 const GOING_AWAY = 1001;
@@ -36,17 +40,25 @@ export async function connectRoom(url, options = {}) {
 
 /** One room, kept in step with the server. Create it with `connectRoom`. */
 export class Room {
-  constructor(url, { name, session, token, maxPending = 1000, reconnectDelay = 100, maxReconnectDelay = 5000 } = {}) {
+  constructor(
+    url,
+    { name, session, token, path, maxPending = 1000, reconnectDelay = 100, maxReconnectDelay = 5000 } = {},
+  ) {
     /** The addresses tried in turn; `urls[urlIndex]` is the one in use. */
     this.urls = Array.isArray(url) ? url : [url];
     this.urlIndex = 0;
+    /** The part of the room followed, a JSON Pointer; "" for all of it (a `path=` in the URL does the same). */
+    this.path = path ?? new URL(this.urls[0]).searchParams.get("path") ?? "";
+    parsePointer(this.path);
+    /** Whether versions may skip: a view, or a token that may hide private parts, only sees some changes. */
+    this.versionsSkip = this.path !== "" || Boolean(token ?? new URL(this.urls[0]).searchParams.get("token"));
     this.name = name;
     this.session = session ?? randomSession();
     this.token = token;
     this.maxPending = maxPending;
     this.reconnectDelay = reconnectDelay;
     this.maxReconnectDelay = maxReconnectDelay;
-    /** The state at `version`, as JSON. */
+    /** The state at `version` (the value at `path`), as JSON. */
     this.state = null;
     /** The version of `state`; -1 before the first snapshot. */
     this.version = -1;
@@ -131,6 +143,7 @@ export class Room {
     url.searchParams.set("session", this.session);
     if (this.name) url.searchParams.set("name", this.name);
     if (this.token) url.searchParams.set("token", this.token);
+    if (this.path) url.searchParams.set("path", this.path);
     if (this.version >= 0 && this.epoch) {
       url.searchParams.set("since", String(this.version));
       url.searchParams.set("epoch", this.epoch);
@@ -172,7 +185,9 @@ export class Room {
         this.connected(message);
         break;
       case "patch":
-        if (message.version !== this.version + 1) return this.resynchronise();
+        if (this.versionsSkip ? message.version <= this.version : message.version !== this.version + 1) {
+          return this.resynchronise();
+        }
         try {
           this.state = applyPatch(this.state, message.ops);
         } catch {

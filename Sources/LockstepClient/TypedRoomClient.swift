@@ -1,0 +1,51 @@
+public import LockstepCore
+import LockstepJSON
+
+/// A mirror typed by the server's reducer (``SharedStore`` for a whole room, ``SharedView`` for part of one): what
+/// it forwards to its untyped client, so both send the reducer's actions and read versions the same way.
+public protocol TypedRoomClient: Sendable {
+    /// The reducer the server runs; its `Action` is what the mirror sends.
+    associatedtype R: Reducer
+    /// The untyped client underneath: status, peers, history, and the raw update stream.
+    var room: RoomClient { get }
+}
+
+extension TypedRoomClient {
+    /// The version of the confirmed state.
+    public var version: Int {
+        get async { await room.version }
+    }
+
+    /// Requests waiting for the server's answer (actions, undo and redo).
+    public var pendingCount: Int {
+        get async { await room.pendingCount }
+    }
+
+    /// Ends the connection; pending sends throw ``RoomClientError/closed``.
+    public func close() async { await room.close() }
+
+    /// Sends a typed action (naming whole-room paths, as the reducer reads them). Returns the version the room
+    /// reached once the server acknowledged it, its patch already mirrored if it touched the mirror; throws if the
+    /// server refused it. A ``SharedStore`` shows it in `state` at once, and drops it from there if refused.
+    @discardableResult
+    public func send(_ action: R.Action) async throws(RoomClientError) -> Int {
+        let json: JSON
+        do {
+            json = try JSON(encoding: action)
+        } catch {
+            throw .coding("\(R.Action.self) does not encode: \(error)")
+        }
+        return try await room.send(action: json)
+    }
+
+    /// Reverts the room's most recent change, whoever made it; with `mine`, this client's (its session's) own most
+    /// recent change still in effect. Runs on the server only: not predicted; the mirror shows it when its patch
+    /// arrives (a ``SharedStore`` applies the actions still pending again over it).
+    @discardableResult
+    public func undo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.undo(mine: mine) }
+
+    /// Re-applies the most recently undone change; with `mine`, the latest one this client's own undo took back.
+    /// Runs on the server only: not predicted.
+    @discardableResult
+    public func redo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.redo(mine: mine) }
+}
