@@ -140,7 +140,8 @@ public actor RoomClient {
     /// attempt or when its server goes away (1001). Other parameters as in
     /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)``.
     public init(
-        urls: [String], path: JSONPointer = .root, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
+        urls: [String], path: JSONPointer = .root, name: String? = nil, session: String? = nil,
+        outboxLimit: Int = 10_000,
         reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
     ) throws(RoomClientError) {
         let session = session ?? Self.randomSession()

@@ -32,7 +32,8 @@ enum AuthorHistoryCoding {
                 version: version, author: author, compensation: entry["compensation"],
                 forward: try JSONPatch(json: entry["forward"] ?? .null),
                 inverse: try JSONPatch(json: entry["inverse"] ?? .null), mine: mine,
-                isUndoMine: entry["undoMine"] == true, undone: entry["undone"] == true, takenBackBy: entry["takenBackBy"]?.intValue)
+                isUndoMine: entry["undoMine"] == true, undone: entry["undone"] == true,
+                takenBackBy: entry["takenBackBy"]?.intValue)
         }
         var redo: [String: [Int]] = [:]
         for entry in json["redo"]?.arrayValue ?? [] {
