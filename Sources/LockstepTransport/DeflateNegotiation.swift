@@ -49,7 +49,8 @@ struct DeflateNegotiation: Equatable {
 
     /// A window size parameter's value, 8 to 15, quoted or not.
     private static func windowBits(_ text: Substring) -> Int? {
-        let unquoted = text.hasPrefix("\"") && text.hasSuffix("\"") && text.count >= 2 ? text.dropFirst().dropLast() : text
+        let quoted = text.count >= 2 && text.hasPrefix("\"") && text.hasSuffix("\"")
+        let unquoted = quoted ? text.dropFirst().dropLast() : text
         guard unquoted.allSatisfy(\.isNumber), let bits = Int(unquoted), (8...15).contains(bits) else { return nil }
         return bits
     }
