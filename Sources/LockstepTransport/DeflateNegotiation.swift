@@ -49,7 +49,7 @@ struct DeflateNegotiation: Equatable {
 
     /// A window size parameter's value, 8 to 15, quoted or not.
     private static func windowBits(_ text: Substring) -> Int? {
-        let quoted = text.hasPrefix("\"") && text.hasSuffix("\"") && text.count >= 2
+        let quoted = text.count >= 2 && text.hasPrefix("\"") && text.hasSuffix("\"")
         let unquoted = quoted ? text.dropFirst().dropLast() : text
         guard unquoted.allSatisfy(\.isNumber), let bits = Int(unquoted), (8...15).contains(bits) else { return nil }
         return bits

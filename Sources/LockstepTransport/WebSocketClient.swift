@@ -121,7 +121,9 @@ public final class WebSocketClient: @unchecked Sendable {
         var tls: TLSClientSession?
         if parsed.isSecure {
             do {
-                if tlsContext == nil { tlsContext = try TLSClientContext(trustedCertificatesFile: trustedCertificatesFile) }
+                if tlsContext == nil {
+                    tlsContext = try TLSClientContext(trustedCertificatesFile: trustedCertificatesFile)
+                }
                 tls = try TLSClientSession(context: tlsContext!, host: parsed.host)
             } catch {
                 reportFailure(to: delegate, reason: error.message)

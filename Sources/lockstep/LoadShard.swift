@@ -51,7 +51,8 @@ final class LoadShard: @unchecked Sendable {
     init(actionJSON: String, burstWindow: Int, trustedCertificatesFile: String?) throws(LoadError) {
         do {
             client = try WebSocketClient(
-                maxMessageBytes: 64 << 20, receiveBufferBytes: 16 * 1024, trustedCertificatesFile: trustedCertificatesFile)
+                maxMessageBytes: 64 << 20, receiveBufferBytes: 16 * 1024,
+                trustedCertificatesFile: trustedCertificatesFile)
         } catch {
             throw .transport("cannot create a WebSocket client context: \(error)")
         }

@@ -26,7 +26,7 @@ struct Replay: AsyncParsableCommand {
     @Argument(help: "The recording: NDJSON from GET /rooms/ROOM/log ('-' reads standard input).")
     var recording: String
 
-    @Option(help: "The room to replay into: ws:// or wss://HOST:PORT/rooms/ROOM (a query such as ?token=JWT is kept).")
+    @Option(help: "The room to replay into: ws:// or wss://HOST:PORT/rooms/ROOM (a query such as ?token= is kept).")
     var url: String
 
     @Option(help: "A PEM file of certificates to trust for wss:// besides the system's (e.g. a self-signed one).")
@@ -51,7 +51,8 @@ struct Replay: AsyncParsableCommand {
             throw ValidationError("\(self.recording): \(error)")
         }
 
-        let room = try RoomClient(url: url, name: "replay", transport: WebSocketClient(trustedCertificatesFile: caFile))
+        let transport = try WebSocketClient(trustedCertificatesFile: caFile)
+        let room = try RoomClient(url: url, name: "replay", transport: transport)
         try await room.connect()
         let mirror = ReplayMirror()
         let following = Task { await mirror.follow(room) }

@@ -57,9 +57,11 @@ import Testing
                 import ssl, http.client, socket, sys
                 ctx = ssl.create_default_context(cafile=sys.argv[1])
                 port = int(sys.argv[2])
-                s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10), server_hostname="localhost")
-                s.sendall(b"GET /rooms/py HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
-                          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
+                raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+                s = ctx.wrap_socket(raw, server_hostname="localhost")
+                s.sendall(b"GET /rooms/py HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\n"
+                          b"Connection: Upgrade\\r\\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\n"
+                          b"Sec-WebSocket-Version: 13\\r\\n\\r\\n")
                 data = b""
                 while b'"snapshot"' not in data:
                     chunk = s.recv(4096)
@@ -72,7 +74,8 @@ import Testing
                     r = c.getresponse()
                     print(path, r.status, len(r.read()))
                 """
-            let output = try await run("/usr/bin/env", ["python3", "-c", script, certificate.certificatePath, "\(server.port)"])
+            let arguments = ["python3", "-c", script, certificate.certificatePath, "\(server.port)"]
+            let output = try await ChildProcess.output(of: "/usr/bin/env", arguments)
             #expect(output.contains("/healthz 200 2"), "\(output)")
             #expect(output.contains("/rooms/py 200"), "\(output)")
             #expect(output.contains("/metrics 200"), "\(output)")
@@ -130,16 +133,6 @@ import Testing
             } catch let error as TransportError {
                 #expect(error.message.contains("not trusted"), "\(error.message)")
             }
-        }
-    }
-
-    /// Runs a command to its end off the task pool and returns its standard output.
-    private func run(_ executable: String, _ arguments: [String]) async throws -> String {
-        try await offThePool {
-            let child = try ChildProcess(executable: executable, arguments: arguments)
-            let output = child.readToEnd()
-            child.waitForExit()
-            return String(decoding: output, as: UTF8.self)
         }
     }
 }

@@ -127,6 +127,16 @@ public final class ChildProcess: Sendable {
         return readChunk(into: &buffer)
     }
 
+    /// Runs `executable` to its end, off the task pool, and returns what it wrote to stdout.
+    public static func output(of executable: String, _ arguments: [String]) async throws -> String {
+        try await offThePool {
+            let child = try ChildProcess(executable: executable, arguments: arguments)
+            let output = child.readToEnd()
+            child.waitForExit()
+            return String(decoding: output, as: UTF8.self)
+        }
+    }
+
     /// Sends `signal` to the child.
     public func send(_ signal: Int32) {
         kill(pid, signal)

@@ -14,3 +14,12 @@ public struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension SplitMix64 {
+    /// `count` letters that do not repeat in any pattern deflate could use: padding that stays about as large on
+    /// the wire under permessage-deflate as without it.
+    public mutating func incompressibleText(count: Int) -> String {
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        return String((0..<count).map { _ in letters[Int(next() % UInt64(letters.count))] })
+    }
+}
