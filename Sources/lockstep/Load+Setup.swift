@@ -1,3 +1,6 @@
+import LockstepTransport
+import Synchronization
+
 /// The room a layout needs before timing starts: the views' parents and every client's private subtree.
 extension Load {
     /// Client 0 creates the parents first; then every open client creates its own private subtree. Each phase
