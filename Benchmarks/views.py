@@ -87,102 +87,96 @@ def ratio(value, baseline):
     return f"{value / baseline:.2f}" if baseline else "n/a"
 
 
-def table(title, columns, rows):
-    """`rows`: (measure, baseline value, measured value, format, goal)."""
-    lines = [f"### {title}", "", f"| | {columns[0]} | {columns[1]} | ratio | goal |", "| --- | ---: | ---: | ---: | --- |"]
-    for name, baseline, value, unit, goal in rows:
+def p99(report):
+    return report["latencyMs"]["p99"]
+
+
+def deliveries(report):
+    return report["deliveriesPerSecond"]
+
+
+def compare(title, columns, pairs, rows):
+    """`pairs`: name -> (baseline report, measured report); `rows`: (measure, pair, metric, format, goal)."""
+    lines = [f"### {title}", "", f"| | {columns[0]} | {columns[1]} | ratio | goal |",
+             "| --- | ---: | ---: | ---: | --- |"]
+    for name, pair, metric, unit, goal in rows:
+        baseline, value = (metric(report) for report in pairs[pair])
         lines.append(f"| {name} | {unit.format(baseline)} | {unit.format(value)} | {ratio(value, baseline)} | {goal} |")
-    return "\n".join(lines) + "\n"
-
-
-def integrity(reports):
+    reports = [report for pair in pairs.values() for report in pair]
     lost = sum(r["gaps"] + r["missing"] + r["errors"] + r["closedByServer"] for r in reports)
-    resyncs = sum(r["snapshots"] for r in reports)
     failed = sum(0 if r["passed"] else 1 for r in reports)
-    return (f"Integrity: {failed} failed runs, {lost} gaps, missing deliveries, errors or closed clients, "
-            f"{resyncs} resync snapshots.\n")
-
-
-def generator_note(reports):
-    shares = ", ".join(f"{r['generatorCPUSeconds'] / r['durationSeconds']:.2f}/{(r['serverCPUSeconds'] or 0) / r['durationSeconds']:.2f}"
-                       for r in reports)
-    return f"Cores used, generator/server, per run in table order: {shares}.\n"
+    cores = ", ".join(f"{r['generatorCPUSeconds'] / r['durationSeconds']:.2f}/"
+                      f"{(r['serverCPUSeconds'] or 0) / r['durationSeconds']:.2f}" for r in reports)
+    return "\n".join(lines) + (
+        f"\n\nIntegrity: {failed} failed runs, {lost} gaps, missing deliveries, errors or closed clients, "
+        f"{sum(r['snapshots'] for r in reports)} resync snapshots.\n"
+        f"Cores used (generator/server, timed part and drain), per run: {cores}.\n")
 
 
 def views(binary):
     print("views", file=sys.stderr)
     common = dict(clients=1000, paths=10)
-    room_rate = int(os.environ.get("ROOM_RATE", "100"))
-    fixed_room = run(binary, [], writers=1, rate=room_rate, room_clients=1000, **common)
-    fixed_views = run(binary, [], writers=1, rate=room_rate * 10, **common)
-    burst_room = run(binary, [], scenario="burst", writers=10, window=16, room_clients=1000, **common)
-    burst_views = run(binary, [], scenario="burst", writers=10, window=16, **common)
-    micros = "{:.2f} µs"
-    reports = [fixed_room, fixed_views, burst_room, burst_views]
-    return table(
-        "1 000 clients over 10 views beside 1 000 whole-room clients", ("whole room", "views"),
-        [
-            (f"{room_rate} / {room_rate * 10} actions/s offered: deliveries/s", fixed_room["deliveriesPerSecond"],
-             fixed_views["deliveriesPerSecond"], "{:,.0f}", ""),
-            ("same: p99 latency", fixed_room["latencyMs"]["p99"], fixed_views["latencyMs"]["p99"], "{:.2f} ms", ""),
-            ("same: server CPU per delivery", fixed_room["serverMicrosPerDelivery"],
-             fixed_views["serverMicrosPerDelivery"], micros, "≤ 1.25"),
-            ("burst (10 writers × 16 in flight): deliveries/s", burst_room["deliveriesPerSecond"],
-             burst_views["deliveriesPerSecond"], "{:,.0f}", "≥ 0.8"),
-            ("burst: p99 latency", burst_room["latencyMs"]["p99"], burst_views["latencyMs"]["p99"], "{:.2f} ms", ""),
-            ("burst: server CPU per delivery", burst_room["serverMicrosPerDelivery"],
-             burst_views["serverMicrosPerDelivery"], micros, "≤ 1.25"),
-        ]) + "\n" + integrity(reports) + generator_note(reports)
+    burst = dict(scenario="burst", writers=10, window=16)
+    rate = int(os.environ.get("ROOM_RATE", "100"))
+    pairs = {
+        "fixed": (run(binary, [], writers=1, rate=rate, room_clients=1000, **common),
+                  run(binary, [], writers=1, rate=rate * 10, **common)),
+        "burst": (run(binary, [], room_clients=1000, **burst, **common), run(binary, [], **burst, **common)),
+    }
+    per_delivery = lambda report: report["serverMicrosPerDelivery"]
+    return compare("1 000 clients over 10 views beside 1 000 whole-room clients", ("whole room", "views"), pairs, [
+        (f"{rate} / {rate * 10} actions/s offered: deliveries/s", "fixed", deliveries, "{:,.0f}", ""),
+        ("same: p99 latency", "fixed", p99, "{:.2f} ms", ""),
+        ("same: server CPU per delivery", "fixed", per_delivery, "{:.2f} µs", "≤ 1.25"),
+        ("burst (10 writers × 16 in flight): deliveries/s", "burst", deliveries, "{:,.0f}", ""),
+        ("burst: p99 latency", "burst", p99, "{:.2f} ms", ""),
+        ("burst: server CPU per delivery", "burst", per_delivery, "{:.2f} µs", ""),
+    ])
 
 
 def private_parts(binary, secret):
     print("private parts", file=sys.stderr)
     auth = ["--auth-secret-file", secret]
+    private = auth + ["--private", PRIVATE]
     common = dict(clients=1000, private_part=PRIVATE, auth_secret_file=secret)
+    burst = dict(scenario="burst", writers=10, window=16)
     rate = int(os.environ.get("PRIVATE_RATE", "100"))
-    fixed_open = run(binary, auth, writers=1, rate=rate, **common)
-    fixed_private = run(binary, auth + ["--private", PRIVATE], writers=1, rate=rate, **common)
-    burst_open = run(binary, auth, scenario="burst", writers=10, window=16, **common)
-    burst_private = run(binary, auth + ["--private", PRIVATE], scenario="burst", writers=10, window=16, **common)
-    reports = [fixed_open, fixed_private, burst_open, burst_private]
-    return table(
+    pairs = {
+        "fixed": (run(binary, auth, writers=1, rate=rate, **common), run(binary, private, writers=1, rate=rate, **common)),
+        "burst": (run(binary, auth, **burst, **common), run(binary, private, **burst, **common)),
+    }
+    return compare(
         "1 000 clients with their own subtrees, public changes: `--private` beside without",
-        ("without `--private`", "`--private`"),
-        [
-            (f"{rate} actions/s offered: deliveries/s", fixed_open["deliveriesPerSecond"],
-             fixed_private["deliveriesPerSecond"], "{:,.0f}", ""),
-            ("same: p99 latency", fixed_open["latencyMs"]["p99"], fixed_private["latencyMs"]["p99"], "{:.2f} ms", ""),
-            ("same: server CPU per delivery", fixed_open["serverMicrosPerDelivery"],
-             fixed_private["serverMicrosPerDelivery"], "{:.2f} µs", ""),
-            ("burst (10 writers × 16 in flight): deliveries/s", burst_open["deliveriesPerSecond"],
-             burst_private["deliveriesPerSecond"], "{:,.0f}", "≥ 0.9"),
-            ("burst: p99 latency", burst_open["latencyMs"]["p99"], burst_private["latencyMs"]["p99"], "{:.2f} ms", ""),
-        ]) + "\n" + integrity(reports) + generator_note(reports)
+        ("without `--private`", "`--private`"), pairs, [
+            (f"{rate} actions/s offered: deliveries/s", "fixed", deliveries, "{:,.0f}", ""),
+            ("same: p99 latency", "fixed", p99, "{:.2f} ms", ""),
+            ("same: server CPU per delivery", "fixed", lambda r: r["serverMicrosPerDelivery"], "{:.2f} µs", ""),
+            ("burst (10 writers × 16 in flight): deliveries/s", "burst", deliveries, "{:,.0f}", "≥ 0.9"),
+            ("burst: p99 latency", "burst", p99, "{:.2f} ms", ""),
+        ])
 
 
 def own_changes(binary, secret):
     print("own private changes", file=sys.stderr)
     server = ["--auth-secret-file", secret, "--private", PRIVATE]
     common = dict(private_part=PRIVATE, auth_secret_file=secret, own_writes=True, writers=1)
+    burst = dict(scenario="burst", window=16)
     rate = int(os.environ.get("OWN_RATE", "500"))
-    fixed_few = run(binary, server, clients=10, rate=rate, **common)
-    fixed_many = run(binary, server, clients=1000, rate=rate, **common)
-    burst_few = run(binary, server, clients=10, scenario="burst", window=16, **common)
-    burst_many = run(binary, server, clients=1000, scenario="burst", window=16, **common)
-    reports = [fixed_few, fixed_many, burst_few, burst_many]
-    return table(
+    pairs = {
+        "fixed": (run(binary, server, clients=10, rate=rate, **common),
+                  run(binary, server, clients=1000, rate=rate, **common)),
+        "burst": (run(binary, server, clients=10, **burst, **common),
+                  run(binary, server, clients=1000, **burst, **common)),
+    }
+    per_action = lambda report: report["serverMicrosPerAction"]
+    return compare(
         "One writer changing its own private subtree: 10 clients in the room beside 1 000",
-        ("10 clients", "1 000 clients"),
-        [
-            (f"{rate} actions/s offered: server CPU per action", fixed_few["serverMicrosPerAction"],
-             fixed_many["serverMicrosPerAction"], "{:.2f} µs", "≈ 1"),
-            ("same: p99 latency (the owner's patch)", fixed_few["latencyMs"]["p99"], fixed_many["latencyMs"]["p99"],
-             "{:.2f} ms", ""),
-            ("burst (16 in flight): acked actions/s", burst_few["actionsPerSecond"], burst_many["actionsPerSecond"],
-             "{:,.0f}", "≈ 1"),
-            ("burst: server CPU per action", burst_few["serverMicrosPerAction"], burst_many["serverMicrosPerAction"],
-             "{:.2f} µs", "≈ 1"),
-        ]) + "\n" + integrity(reports) + generator_note(reports)
+        ("10 clients", "1 000 clients"), pairs, [
+            (f"{rate} actions/s offered: server CPU per action", "fixed", per_action, "{:.2f} µs", "≈ 1"),
+            ("same: p99 latency (the owner's patch)", "fixed", p99, "{:.2f} ms", ""),
+            ("burst (16 in flight): acked actions/s", "burst", lambda r: r["actionsPerSecond"], "{:,.0f}", "≈ 1"),
+            ("burst: server CPU per action", "burst", per_action, "{:.2f} µs", "≈ 1"),
+        ])
 
 
 def main():

@@ -61,7 +61,8 @@ struct Load: ParsableCommand {
     @Option(help: "After sending stops: how long to wait for every ack and patch.")
     var drain = LoadDuration(argument: "30s")!
 
-    @Option(help: "Connect: the local server's process id, to read its RSS from /proc before and after.")
+    @Option(
+        help: "The local server's process id: its CPU over the timed part and (connect) its RSS, from /proc.")
     var serverPid: Int32?
 
     @Flag(help: "Print one JSON object instead of the table.")
