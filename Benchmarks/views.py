@@ -95,8 +95,16 @@ def deliveries(report):
     return report["deliveriesPerSecond"]
 
 
+def fixed_and_burst(binary, baseline, measured, fixed, burst):
+    """`baseline`, `measured`: (server arguments, load options), each run with `fixed`'s options and `burst`'s."""
+    return {name: tuple(run(binary, server, **options, **extra) for server, options in (baseline, measured))
+            for name, extra in (("fixed", fixed), ("burst", burst))}
+
+
 def compare(title, columns, pairs, rows):
-    """`pairs`: name -> (baseline report, measured report); `rows`: (measure, pair, metric, format, goal)."""
+    """`pairs`: name -> (baseline report, measured report); `rows`: (measure, pair, metric, format, goal), followed
+    by each pair's p99 latency."""
+    rows = rows + [(f"{pair}: p99 latency", pair, p99, "{:.2f} ms", "") for pair in pairs]
     lines = [f"### {title}", "", f"| | {columns[0]} | {columns[1]} | ratio | goal |",
              "| --- | ---: | ---: | ---: | --- |"]
     for name, pair, metric, unit, goal in rows:
@@ -126,10 +134,8 @@ def views(binary):
     per_delivery = lambda report: report["serverMicrosPerDelivery"]
     return compare("1 000 clients over 10 views beside 1 000 whole-room clients", ("whole room", "views"), pairs, [
         (f"{rate} / {rate * 10} actions/s offered: deliveries/s", "fixed", deliveries, "{:,.0f}", ""),
-        ("same: p99 latency", "fixed", p99, "{:.2f} ms", ""),
         ("same: server CPU per delivery", "fixed", per_delivery, "{:.2f} µs", "≤ 1.25"),
         ("burst (10 writers × 16 in flight): deliveries/s", "burst", deliveries, "{:,.0f}", ""),
-        ("burst: p99 latency", "burst", p99, "{:.2f} ms", ""),
         ("burst: server CPU per delivery", "burst", per_delivery, "{:.2f} µs", ""),
     ])
 
@@ -141,18 +147,13 @@ def private_parts(binary, secret):
     common = dict(clients=1000, private_part=PRIVATE, auth_secret_file=secret)
     burst = dict(scenario="burst", writers=10, window=16)
     rate = int(os.environ.get("PRIVATE_RATE", "100"))
-    pairs = {
-        "fixed": (run(binary, auth, writers=1, rate=rate, **common), run(binary, private, writers=1, rate=rate, **common)),
-        "burst": (run(binary, auth, **burst, **common), run(binary, private, **burst, **common)),
-    }
+    pairs = fixed_and_burst(binary, (auth, common), (private, common), dict(writers=1, rate=rate), burst)
     return compare(
         "1 000 clients with their own subtrees, public changes: `--private` beside without",
         ("without `--private`", "`--private`"), pairs, [
             (f"{rate} actions/s offered: deliveries/s", "fixed", deliveries, "{:,.0f}", ""),
-            ("same: p99 latency", "fixed", p99, "{:.2f} ms", ""),
             ("same: server CPU per delivery", "fixed", lambda r: r["serverMicrosPerDelivery"], "{:.2f} µs", ""),
             ("burst (10 writers × 16 in flight): deliveries/s", "burst", deliveries, "{:,.0f}", "≥ 0.9"),
-            ("burst: p99 latency", "burst", p99, "{:.2f} ms", ""),
         ])
 
 
@@ -162,18 +163,13 @@ def own_changes(binary, secret):
     common = dict(private_part=PRIVATE, auth_secret_file=secret, own_writes=True, writers=1)
     burst = dict(scenario="burst", window=16)
     rate = int(os.environ.get("OWN_RATE", "500"))
-    pairs = {
-        "fixed": (run(binary, server, clients=10, rate=rate, **common),
-                  run(binary, server, clients=1000, rate=rate, **common)),
-        "burst": (run(binary, server, clients=10, **burst, **common),
-                  run(binary, server, clients=1000, **burst, **common)),
-    }
+    pairs = fixed_and_burst(binary, (server, dict(clients=10, **common)), (server, dict(clients=1000, **common)),
+                            dict(rate=rate), burst)
     per_action = lambda report: report["serverMicrosPerAction"]
     return compare(
         "One writer changing its own private subtree: 10 clients in the room beside 1 000",
         ("10 clients", "1 000 clients"), pairs, [
             (f"{rate} actions/s offered: server CPU per action", "fixed", per_action, "{:.2f} µs", "≈ 1"),
-            ("same: p99 latency (the owner's patch)", "fixed", p99, "{:.2f} ms", ""),
             ("burst (16 in flight): acked actions/s", "burst", lambda r: r["actionsPerSecond"], "{:,.0f}", "≈ 1"),
             ("burst: server CPU per action", "burst", per_action, "{:.2f} µs", "≈ 1"),
         ])
