@@ -67,11 +67,15 @@ struct Load: ParsableCommand {
     @Option(help: "A PEM file of certificates to trust for wss:// besides the system's (e.g. a self-signed one).")
     var caFile: String?
 
-    @Option(help: "Connect: the local server's process id, to read its RSS from /proc before and after.")
+    @Option(
+        help: "The local server's process id: its CPU over the timed part and (connect) its RSS, from /proc.")
     var serverPid: Int32?
 
     @Flag(help: "Print one JSON object instead of the table.")
     var json = false
+
+    @OptionGroup(title: "Views and private parts")
+    var layout: LoadLayout
 
     func validate() throws {
         guard clients > 0 else { throw ValidationError("--clients must be positive") }
@@ -88,6 +92,7 @@ struct Load: ParsableCommand {
         guard Self.action(for: app) != nil else {
             throw ValidationError("unknown --app '\(app)'; choose counter, json or todos")
         }
+        try layout.validate(app: app, clients: clients)
         for url in url {
             guard let host = Self.host(of: url) else {
                 throw ValidationError("--url must look like ws://127.0.0.1:PORT/rooms/ROOM (or wss://)")
@@ -103,17 +108,20 @@ struct Load: ParsableCommand {
         let shards = try (0..<threads).map { _ throws(LoadError) in
             try LoadShard(
                 actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0,
-                trustedCertificatesFile: caFile)
+                trustedCertificatesFile: caFile, layout: layout)
         }
         defer { for shard in shards { shard.client.shutdown() } }
         let progress = LoadProgress(shards: shards, clients: clients, enabled: isatty(STDERR_FILENO) == 1)
         let rssBefore = serverPid.flatMap(Self.residentKiB)
 
-        try open(shards: shards, progress: progress)
+        try open(shards: shards, headers: layout.headers(clients: clients), progress: progress)
+        try setUp(shards: shards, progress: progress)
         // Let the join presence messages drain before timing anything.
         LoadClock.sleep(until: LoadClock.now() + 1_000_000_000)
 
+        for shard in shards { shard.onLoop { shard.resetCounts() } }
         let cpuStart = LoadClock.processCPUSeconds()
+        let serverCPUStart = serverPid.flatMap(Self.cpuSeconds)
         let start = LoadClock.now() + 10_000_000
         let end = start + duration.nanoseconds
         var rssAfter: Int?
@@ -137,11 +145,13 @@ struct Load: ParsableCommand {
         }
         let finish = LoadClock.now()
         let cpu = LoadClock.processCPUSeconds() - cpuStart
+        let serverCPU = serverPid.flatMap(Self.cpuSeconds).flatMap { end in serverCPUStart.map { end - $0 } }
 
-        let report = makeReport(
+        var report = makeReport(
             shards: shards, start: start, finish: finish, cpu: cpu, rssBefore: rssBefore, rssAfter: rssAfter
         )
         for shard in shards { shard.client.loop.execute { shard.closeAll() } }
+        report.serverCPUSeconds = serverCPU
         print(json ? report.json() : report.table())
         if !report.passed { throw ExitCode(1) }
     }
@@ -149,16 +159,19 @@ struct Load: ParsableCommand {
     // MARK: - Phases
 
     /// Opens the sockets in batches of `batch`, each waiting for its snapshots (or failures).
-    private func open(shards: [LoadShard], progress: LoadProgress) throws(LoadError) {
+    /// `headers`: each client's, when tokens are needed.
+    private func open(shards: [LoadShard], headers: [[String: String]]?, progress: LoadProgress) throws(LoadError) {
         var issued = 0
         while issued < clients {
             let upper = min(issued + batch, clients)
             for index in issued..<upper {
                 let shard = shards[index % shards.count]
                 let writer = scenario != .connect && index < writers ? index : nil
+                let view = layout.view(client: index, clients: clients)
                 shard.client.connect(
-                    to: url[index % url.count], compression: index >= clients - deflate,
-                    delegate: LoadConnection(shard: shard, writer: writer))
+                    to: layout.url(url[index % url.count], client: index, clients: clients),
+                    headers: headers?[index] ?? [:], compression: index >= clients - deflate,
+                    delegate: LoadConnection(shard: shard, writer: writer, index: index, view: view))
             }
             issued = upper
             var settled = 0
@@ -222,11 +235,14 @@ struct Load: ParsableCommand {
             let answered = shards.reduce(0) {
                 $0 + $1.acks.load(ordering: .relaxed) + $1.errors.load(ordering: .relaxed)
             }
-            let target = shards.map { $0.maxAckedVersion.load(ordering: .relaxed) }.max() ?? 0
             let unsent = shards.reduce(0) { $0 + $1.unsent.load(ordering: .relaxed) }
             if sent + unsent >= scheduled, answered >= sent {
-                let lowest = shards.compactMap { shard in shard.onLoop { shard.lowestVersion() } }.min() ?? target
-                if lowest >= target { return }
+                var highest: [LoadAudience: Int] = [:]
+                for shard in shards {
+                    highest.merge(shard.onLoop { shard.highestAckedByAudience() }, uniquingKeysWith: max)
+                }
+                let snapshot = highest
+                if shards.allSatisfy({ shard in shard.onLoop { shard.behind(highest: snapshot) } == 0 }) { return }
             }
             if now >= deadline { return }
             progress.tick(now: now)
@@ -239,7 +255,10 @@ struct Load: ParsableCommand {
     ) -> LoadReport {
         func total(_ counter: (LoadShard) -> Int) -> Int { shards.reduce(0) { $0 + counter($1) } }
         let acked = total { $0.acks.load(ordering: .relaxed) }
-        let summaries = shards.map { shard in shard.onLoop { shard.summary(expectedDeliveries: acked) } }
+        var ackedVersions: [LoadAudience: [Int]] = [:]
+        for shard in shards { ackedVersions.merge(shard.onLoop { shard.ackedByAudience() }, uniquingKeysWith: +) }
+        let sorted = ackedVersions.mapValues { $0.sorted() }
+        let summaries = shards.map { shard in shard.onLoop { shard.summary(acked: sorted) } }
         var histogram = summaries[0].histogram
         for summary in summaries.dropFirst() { histogram.add(summary.histogram) }
         func millis(_ percentile: Double) -> Double {
@@ -279,6 +298,7 @@ struct Load: ParsableCommand {
             serverRSSBeforeKiB: rssBefore,
             serverRSSAfterKiB: rssAfter,
             serverRSSPerConnectionBytes: nil,
+            serverCPUSeconds: nil,
             firstError: summaries.lazy.compactMap(\.firstError).first,
             passed: false
         )
@@ -299,7 +319,7 @@ struct Load: ParsableCommand {
     private static func action(for app: String) -> String? {
         switch app {
         case "counter": #"{"type":"increment"}"#
-        case "json": #"{"type":"patch","ops":[{"op":"add","path":"/n","value":"$ID"}]}"#
+        case "json": #"{"type":"patch","ops":[{"op":"add","path":"$PATH","value":"$ID"}]}"#
         case "todos": #"{"type":"add","title":"load"}"#
         default: nil
         }
@@ -311,6 +331,17 @@ struct Load: ParsableCommand {
         if rest.hasPrefix("[") { return rest.firstIndex(of: "]").map { String(rest[...$0]) } }
         let host = rest.prefix { $0 != ":" && $0 != "/" }
         return host.isEmpty ? nil : String(host)
+    }
+
+    /// User plus system CPU time of a local process in seconds, from /proc/PID/stat.
+    private static func cpuSeconds(of pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let afterName = stat.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the name start at the third (state); utime and stime are the 14th and 15th.
+        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// VmRSS of a local process in KiB, from /proc/PID/status.

@@ -9,16 +9,20 @@ final class LoadConnection: WebSocketClientDelegate {
     unowned let shard: LoadShard
     /// The writer number, for writers; nil for readers.
     let writer: Int?
+    /// The client's number in the run (writers first), and with it its token's subject.
+    let index: Int
+    /// The view `/p<view>` it follows (`--paths`), or nil for the whole room.
+    let view: Int?
     private(set) var connection: WebSocketClientConnection?
     /// The last version seen; nil until the first snapshot.
     private(set) var version: Int?
     /// Patches received.
     private(set) var delivered = 0
-    /// Versions skipped over by snapshots after the first (the server's slow-client resync).
-    private(set) var resyncedVersions = 0
+    /// The versions each snapshot after the first skipped over (the server's slow-client resync): after, through.
+    private(set) var resyncedRanges: [(after: Int, through: Int)] = []
     /// Snapshots after the first.
     private(set) var resyncs = 0
-    /// Patches that were not exactly `version + 1`.
+    /// Patches that were not exactly `version + 1` (or, when clients see only some versions, not above `version`).
     private(set) var gaps = 0
     /// Closed before the generator closed it (or never opened).
     private(set) var lost = false
@@ -26,9 +30,11 @@ final class LoadConnection: WebSocketClientDelegate {
     /// Burst: actions sent and not yet answered.
     private var inFlight = 0
 
-    init(shard: LoadShard, writer: Int?) {
+    init(shard: LoadShard, writer: Int?, index: Int, view: Int?) {
         self.shard = shard
         self.writer = writer
+        self.index = index
+        self.view = view
     }
 
     // MARK: - Writer
@@ -43,10 +49,27 @@ final class LoadConnection: WebSocketClientDelegate {
         sequence += 1
         inFlight += 1
         let id = "w\(writer)-\(sequence)-\(scheduledNanos)"
-        let action = shard.actionHasID ? shard.actionJSON.replacing("$ID", with: id) : shard.actionJSON
+        var action = shard.actionHasID ? shard.actionJSON.replacing("$ID", with: id) : shard.actionJSON
+        if shard.actionHasPath {
+            action = action.replacing("$PATH", with: shard.layout.target(writer: writer, sequence: sequence).path)
+        }
         let text = #"{"type":"action","id":"\#(id)","action":\#(action)}"#
         connection.send(text: Array(text.utf8))
         shard.sent.add(1, ordering: .relaxed)
+    }
+
+    /// Sends one setup action (before timing); its id is not one of the writers', so its ack and patches are
+    /// told apart from the measured ones.
+    func sendSetup(_ action: String) {
+        guard let connection else { return }
+        connection.send(text: Array(#"{"type":"action","id":"s\#(index)","action":\#(action)}"#.utf8))
+    }
+
+    /// Forgets the patches counted so far (the setup's), keeping the version reached.
+    func resetCounts() {
+        delivered = 0
+        resyncs = 0
+        resyncedRanges = []
     }
 
     /// Burst: an answer arrived; keep the window full while the run lasts.
@@ -93,7 +116,9 @@ final class LoadConnection: WebSocketClientDelegate {
         switch kind {
         case .patch:
             guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
-            if let version, found.value != version + 1 {
+            if let version,
+                found.value <= version || (shard.layout.everyVersionReachesEveryone && found.value != version + 1)
+            {
                 gaps += 1
                 shard.gaps.add(1, ordering: .relaxed)
             }
@@ -106,7 +131,11 @@ final class LoadConnection: WebSocketClientDelegate {
             shard.delivered(at: now)
         case .ack:
             guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
-            shard.acked(version: found.value)
+            guard let id = LoadMessageScanner.firstID(in: bytes) else {
+                shard.setupAcks.add(1, ordering: .relaxed)
+                return
+            }
+            shard.acked(version: found.value, by: shard.layout.target(writer: id.writer, sequence: id.sequence).audience)
             answered()
         case .snapshot, .resume:
             guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
@@ -117,7 +146,7 @@ final class LoadConnection: WebSocketClientDelegate {
                     gaps += 1
                     shard.gaps.add(1, ordering: .relaxed)
                 } else {
-                    resyncedVersions += found.value - version
+                    resyncedRanges.append((version, found.value))
                 }
                 self.version = found.value
             } else {

@@ -13,6 +13,8 @@ enum LoadMessageScanner {
     /// The fields of one action id `w<writer>-<sequence>-<nanos>` the generator cares about.
     struct ActionID {
         var writer: Int
+        /// The writer's count of actions sent, this one included.
+        var sequence: Int
         /// When the action was scheduled to be sent, in `LoadClock` nanoseconds.
         var scheduledNanos: UInt64
     }
@@ -67,7 +69,7 @@ enum LoadMessageScanner {
               sequence.end < bytes.count, bytes[sequence.end] == UInt8(ascii: "-"),
               let nanos = integer(in: bytes, at: sequence.end + 1)
         else { return nil }
-        return ActionID(writer: writer.value, scheduledNanos: UInt64(nanos.value))
+        return ActionID(writer: writer.value, sequence: sequence.value, scheduledNanos: UInt64(nanos.value))
     }
 
     /// A non-negative decimal integer starting exactly at `index`.

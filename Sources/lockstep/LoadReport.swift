@@ -38,6 +38,8 @@ struct LoadReport: Codable, Sendable {
     var serverRSSBeforeKiB: Int?
     var serverRSSAfterKiB: Int?
     var serverRSSPerConnectionBytes: Int?
+    /// The server's user and system CPU over the timed part of the run (with --server-pid).
+    var serverCPUSeconds: Double?
     var firstError: String?
     var passed: Bool
 
@@ -50,8 +52,8 @@ struct LoadReport: Codable, Sendable {
         latencyMs {p50, p90, p99, p999, max, count} (scheduled send to receipt, every delivery), gaps (patches not \
         exactly version+1), missing (acked changes some open client neither received nor skipped via a snapshot), \
         snapshots (resync snapshots after the first), resyncedClients, generatorCPUSeconds (getrusage, whole run), \
-        serverRSSBeforeKiB/serverRSSAfterKiB/serverRSSPerConnectionBytes (connect with --server-pid), firstError, \
-        passed.
+        serverRSSBeforeKiB/serverRSSAfterKiB/serverRSSPerConnectionBytes (connect with --server-pid), \
+        serverCPUSeconds (with --server-pid: its CPU from start to end of the timed part), firstError, passed.
         """
 
     func json() -> String {
@@ -90,6 +92,11 @@ struct LoadReport: Codable, Sendable {
             "  generator CPU    \(number(generatorCPUSeconds, 2)) s over \(number(durationSeconds)) s "
                 + "(\(number(generatorCPUSeconds / Swift.max(durationSeconds, 0.001) * 100, 0)) % of one core)"
         )
+        if let serverCPUSeconds {
+            let perDelivery =
+                deliveries > 0 ? ", \(number(serverCPUSeconds / Double(deliveries) * 1e6, 2)) µs per delivery" : ""
+            lines.append("  server CPU       \(number(serverCPUSeconds, 2)) s\(perDelivery)")
+        }
         if let firstError { lines.append("  first error      \(firstError.prefix(200))") }
         lines.append("result: \(passed ? "PASS" : "FAIL")")
         return lines.joined(separator: "\n")

@@ -17,6 +17,10 @@ final class LoadShard: @unchecked Sendable {
     let actionJSON: String
     /// Whether `actionJSON` has an `$ID` to replace with each action's id.
     let actionHasID: Bool
+    /// Whether `actionJSON` has a `$PATH` to replace with the pointer each action changes.
+    let actionHasPath: Bool
+    /// What each client follows and each action changes.
+    let layout: LoadLayout
     /// Burst: actions each writer keeps in flight; 0 for the open-loop schedule.
     let burstWindow: Int
 
@@ -28,6 +32,9 @@ final class LoadShard: @unchecked Sendable {
     private(set) var firstError: String?
     private(set) var lastDeliveryNanos: UInt64 = 0
     private(set) var lastAckNanos: UInt64 = 0
+    /// The versions of the acked actions, by who sees them.
+    private var ackedVersions: [LoadAudience: [Int]] = [:]
+    private var highestAcked: [LoadAudience: Int] = [:]
     /// Set when the generator closes its sockets, so those closes are not counted as losses.
     var closing = false
 
@@ -39,7 +46,8 @@ final class LoadShard: @unchecked Sendable {
     let sent = Atomic<Int>(0)
     let unsent = Atomic<Int>(0)
     let acks = Atomic<Int>(0)
-    let maxAckedVersion = Atomic<Int>(0)
+    /// Acks of setup actions (sent before timing).
+    let setupAcks = Atomic<Int>(0)
     let deliveries = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     let gaps = Atomic<Int>(0)
@@ -48,7 +56,9 @@ final class LoadShard: @unchecked Sendable {
     /// The p99 (µs) of the last interval, published by `refreshIntervalP99` for the progress line.
     let intervalP99 = Atomic<UInt64>(0)
 
-    init(actionJSON: String, burstWindow: Int, trustedCertificatesFile: String?) throws(LoadError) {
+    init(
+        actionJSON: String, burstWindow: Int, trustedCertificatesFile: String?, layout: LoadLayout
+    ) throws(LoadError) {
         do {
             client = try WebSocketClient(
                 maxMessageBytes: 64 << 20, receiveBufferBytes: 16 * 1024,
@@ -58,6 +68,8 @@ final class LoadShard: @unchecked Sendable {
         }
         self.actionJSON = actionJSON
         actionHasID = actionJSON.contains("$ID")
+        actionHasPath = actionJSON.contains("$PATH")
+        self.layout = layout
         self.burstWindow = burstWindow
     }
 
@@ -112,17 +124,11 @@ final class LoadShard: @unchecked Sendable {
         deliveries.add(1, ordering: .relaxed)
     }
 
-    func acked(version: Int) {
+    func acked(version: Int, by audience: LoadAudience) {
         lastAckNanos = LoadClock.now()
         acks.add(1, ordering: .relaxed)
-        var current = maxAckedVersion.load(ordering: .relaxed)
-        while version > current {
-            let (exchanged, original) = maxAckedVersion.compareExchange(
-                expected: current, desired: version, ordering: .relaxed
-            )
-            if exchanged { break }
-            current = original
-        }
+        ackedVersions[audience, default: []].append(version)
+        highestAcked[audience] = Swift.max(highestAcked[audience] ?? 0, version)
     }
 
     func recordError(_ text: String) {
@@ -158,9 +164,48 @@ final class LoadShard: @unchecked Sendable {
         intervalHistogram.reset()
     }
 
-    /// The lowest version any open connection has reached (nil when none is open). Loop thread.
-    func lowestVersion() -> Int? {
-        connections.lazy.filter { !$0.lost }.compactMap(\.version).min()
+    /// The acked versions by audience. Loop thread.
+    func ackedByAudience() -> [LoadAudience: [Int]] { ackedVersions }
+
+    /// The highest acked version by audience. Loop thread.
+    func highestAckedByAudience() -> [LoadAudience: Int] { highestAcked }
+
+    /// How many open connections have not reached the highest acked version of a change they should see, given
+    /// every shard's `highestAckedByAudience`. Loop thread.
+    func behind(highest: [LoadAudience: Int]) -> Int {
+        connections.count(where: { connection in
+            guard !connection.lost, let version = connection.version else { return false }
+            return highest.contains { entry in
+                entry.value > version && entry.key.reaches(client: connection.index, view: connection.view)
+            }
+        })
+    }
+
+    /// Sends the layout's first setup action from client 0, if this shard has it. Loop thread.
+    func sendFirstSetup() {
+        guard let action = layout.firstSetupAction else { return }
+        connections.first { $0.index == 0 }?.sendSetup(action)
+    }
+
+    /// Has every open connection create its own private subtree. Returns how many were sent. Loop thread.
+    func sendOwnSetup() -> Int {
+        var sent = 0
+        for connection in connections where !connection.lost {
+            guard let action = layout.ownSetupAction(client: connection.index) else { continue }
+            connection.sendSetup(action)
+            sent += 1
+        }
+        return sent
+    }
+
+    /// Forgets the deliveries and latencies counted so far (the setup's), before timing starts. Loop thread.
+    func resetCounts() {
+        for connection in connections { connection.resetCounts() }
+        deliveries.store(0, ordering: .relaxed)
+        resyncs.store(0, ordering: .relaxed)
+        histogram.reset()
+        intervalHistogram.reset()
+        lastDeliveryNanos = 0
     }
 
     /// Closes every connection on purpose. Loop thread.
@@ -170,15 +215,36 @@ final class LoadShard: @unchecked Sendable {
     }
 
     /// The shard's share of the final report. Loop thread.
-    func summary(expectedDeliveries: Int) -> LoadShardSummary {
+    /// `acked` is every shard's acked versions by audience, each sorted.
+    func summary(acked: [LoadAudience: [Int]]) -> LoadShardSummary {
         var summary = LoadShardSummary(histogram: histogram, firstError: firstError)
         summary.lastDeliveryNanos = lastDeliveryNanos
         summary.lastAckNanos = lastAckNanos
         for connection in connections where !connection.lost {
-            let covered = connection.delivered + connection.resyncedVersions
-            summary.missing += Swift.max(0, expectedDeliveries - covered)
+            var expected = 0
+            var covered = connection.delivered
+            for (audience, versions) in acked where audience.reaches(client: connection.index, view: connection.view) {
+                expected += versions.count
+                for range in connection.resyncedRanges {
+                    covered += versions.count(after: range.after) - versions.count(after: range.through)
+                }
+            }
+            summary.missing += Swift.max(0, expected - covered)
             if connection.resyncs > 0 { summary.resyncedClients += 1 }
         }
         return summary
+    }
+}
+
+extension [Int] {
+    /// In a sorted array: how many elements are greater than `value` (a binary search).
+    fileprivate func count(after value: Int) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle] <= value { low = middle + 1 } else { high = middle }
+        }
+        return count - low
     }
 }
