@@ -14,6 +14,7 @@ out=${1:-/dev/stdout}
 duration=${DURATION:-10s}
 tls_rates=${TLS_RATES:-"1600 3200 6400 12800"}
 work=$(mktemp -d)
+source "$(dirname "$0")/server-port.sh"
 server_pid=""
 
 cleanup() {
@@ -37,13 +38,7 @@ common="--port 0 --memory --rate-limit 0 --max-connections 20000 --max-connectio
 start_server() {
     $lockstep serve $common "$@" >"$work/server.out" 2>"$work/server.err" &
     server_pid=$!
-    for _ in $(seq 100); do
-        port=$(sed -n 's|.*s://127\.0\.0\.1:\([0-9]*\)/rooms/ROOM.*|\1|p' "$work/server.out" 2>/dev/null)
-        [[ -n "$port" ]] && return 0
-        sleep 0.1
-    done
-    echo "edge-transport: the server did not start: $(cat "$work/server.err")" >&2
-    exit 1
+    await_port "edge-transport: the server"
 }
 
 stop_server() {

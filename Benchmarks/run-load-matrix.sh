@@ -15,6 +15,7 @@ drain=${DRAIN:-20s}
 rates=${RATES:-"50 100 200 400 800 1600 3200 6400 12800"}
 bisections=${BISECTIONS:-3}
 work=$(mktemp -d)
+source "$(dirname "$0")/server-port.sh"
 server_pid=""
 
 cleanup() {
@@ -43,13 +44,7 @@ start_server() {
     rm -f "$work/server.out" "$work/server.err"
     ${server_cmd[$target]} >"$work/server.out" 2>"$work/server.err" &
     server_pid=$!
-    for _ in $(seq 100); do
-        port=$(sed -n 's|.*ws://127\.0\.0\.1:\([0-9]*\)/rooms/ROOM.*|\1|p' "$work/server.out" 2>/dev/null)
-        [[ -n "$port" ]] && return 0
-        sleep 0.1
-    done
-    echo "run-load-matrix: $target did not start: $(cat "$work/server.err")" >&2
-    exit 1
+    await_port "run-load-matrix: $target"
 }
 
 # SIGTERM, then SIGKILL after 10 s (a server closing 10 000 sockets may take longer than a benchmark should wait).
