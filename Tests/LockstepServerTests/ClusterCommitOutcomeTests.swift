@@ -7,7 +7,9 @@ import Testing
 /// A write whose COMMIT goes unanswered may be stored: its sender must not be told that nothing was.
 @Suite(.timeLimit(.minutes(2)), .serialized, .postgresExclusive) struct ClusterCommitOutcomeTests {
     @Test func aCommitLeftUnansweredIsResumedNotAnsweredUnavailable() async throws {
-        try await withCluster(nodes: 1, operationTimeout: .seconds(1)) { postgres, servers in
+        // The held COMMIT never answers, so any timeout is reached; one long enough that the first write, on a busy
+        // machine, is not taken for a stalled one.
+        try await withCluster(nodes: 1, operationTimeout: .seconds(3)) { postgres, servers in
             let port = servers[0].port
             let first = try await Writer.connect(port, session: "s1")
             #expect(try await first.action(#"{"type":"increment"}"#, seq: 1)["type"] == "ack")
@@ -17,7 +19,7 @@ import Testing
             try await offThePool { try postgres.sql("SELECT pg_reload_conf()") }
             first.client.sendRaw(#"{"type":"action","id":"a2","seq":2,"action":{"type":"increment"}}"#)
             var answers: [JSON] = []
-            while let message = try? await first.client.nextJSON(timeout: .seconds(4)) { answers.append(message) }
+            while let message = try? await first.client.nextJSON(timeout: .seconds(8)) { answers.append(message) }
             try await offThePool { try postgres.sql("ALTER SYSTEM RESET synchronous_standby_names") }
             try await offThePool { try postgres.sql("SELECT pg_reload_conf()") }
 
