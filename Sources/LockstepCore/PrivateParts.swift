@@ -47,6 +47,20 @@ public struct PrivateParts: Sendable, Hashable {
         }
     }
 
+    /// Whether every place `operations` write or read is inside a private subtree: then only the owners of the
+    /// subtrees they touch (``touched(by:)``) can see anything of them.
+    public func isWhollyPrivate(_ operations: JSONPatch) -> Bool {
+        !isEmpty && !operations.operations.isEmpty
+            && operations.operations.allSatisfy { operation in
+                var places = [operation.path]
+                if case .move(let from, _) = operation { places.append(from) }
+                if case .copy(let from, _) = operation { places.append(from) }
+                return places.allSatisfy { place in
+                    patterns.contains { place.tokens.count >= $0.count && Self.match($0, place) != nil }
+                }
+            }
+    }
+
     /// Whether `pointer` follows `pattern` as far as either goes: nil if not, else the `{sub}` it binds, if any.
     private static func match(_ pattern: [String?], _ pointer: JSONPointer) -> String?? {
         var owner: String?

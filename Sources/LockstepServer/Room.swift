@@ -24,6 +24,8 @@ final class Room {
     let stream: BroadcastStream
     /// The views clients follow (`?path=`), each with its own stream; a view goes when its last client leaves.
     private(set) var views: [RoomView: ViewStream] = [:]
+    /// The views in use by reader: a change wholly inside private subtrees is offered to their owners' views alone.
+    private var viewsByReader: [String: Set<RoomView>] = [:]
     /// The parts of the room only their owners see.
     var privateParts = PrivateParts.none
     /// Clients in join order (presence lists them so).
@@ -75,7 +77,10 @@ final class Room {
         sessions.removeAll { $0 === session }
         waiting.removeAll { $0 === session }
         session.connection.unfollow()
-        if let view = session.view, !sessions.contains(where: { $0.view == view }) { views[view] = nil }
+        if let view = session.view, !sessions.contains(where: { $0.view == view }) {
+            views[view] = nil
+            if let reader = view.reader { viewsByReader[reader]?.remove(view) }
+        }
     }
 
     /// The stream of `view`, opened at the room's version if no client follows it yet.
@@ -86,6 +91,7 @@ final class Room {
             view: view, stream: make(), startVersion: store.version,
             value: ViewValue(view: view, state: state, parts: privateParts), resumeWindow: resumeWindow)
         views[view] = opened
+        if let reader = view.reader { viewsByReader[reader, default: []].insert(view) }
         return opened
     }
 
@@ -104,8 +110,15 @@ final class Room {
             return value
         }
         var frames: [RoomView: OutboundFrame] = [:]
-        for (view, stream) in views {
-            guard let projected = stream.value.accept(ops, parts: privateParts, after: read) else { continue }
+        // A change wholly inside private subtrees changes nothing others see: only its owners' views are offered it,
+        // so it costs the same however many clients the room has.
+        let offered: [RoomView] =
+            privateParts.isWhollyPrivate(ops)
+            ? touched.owners.flatMap { viewsByReader[$0] ?? [] } : Array(views.keys)
+        for view in offered {
+            guard let stream = views[view],
+                let projected = stream.value.accept(ops, parts: privateParts, after: read)
+            else { continue }
             var seen = cause
             if view.redacts, !touched.isVisible(to: view.reader) { seen.action = nil }
             let message = ServerMessage.patch(version: version, ops: projected, cause: seen, undo: undo, redo: redo)
