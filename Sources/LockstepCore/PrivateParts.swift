@@ -52,10 +52,7 @@ public struct PrivateParts: Sendable, Hashable {
     public func isWhollyPrivate(_ operations: JSONPatch) -> Bool {
         !isEmpty && !operations.operations.isEmpty
             && operations.operations.allSatisfy { operation in
-                var places = [operation.path]
-                if case .move(let from, _) = operation { places.append(from) }
-                if case .copy(let from, _) = operation { places.append(from) }
-                return places.allSatisfy { place in
+                operation.places.allSatisfy { place in
                     patterns.contains { place.tokens.count >= $0.count && Self.match($0, place) != nil }
                 }
             }
@@ -154,12 +151,7 @@ extension PrivateParts {
         var touched = Touched()
         guard !isEmpty else { return touched }
         for operation in operations.operations {
-            var places = [operation.path]
-            switch operation {
-            case .move(let from, _), .copy(let from, _): places.append(from)
-            default: break
-            }
-            for place in places { note(place, in: &touched) }
+            for place in operation.places { note(place, in: &touched) }
             switch operation {
             case .add(let path, let value), .replace(let path, let value): noteInside(value, at: path, in: &touched)
             default: break

@@ -36,6 +36,14 @@ public enum PatchOperation: Sendable, Hashable {
         }
     }
 
+    /// Every location the operation reads or writes: its `path`, and the `from` of a `move` or `copy`.
+    public var places: [JSONPointer] {
+        switch self {
+        case .move(let from, let path), .copy(let from, let path): [path, from]
+        default: [path]
+        }
+    }
+
     /// Reads an operation object as received from a client; unknown extra members are ignored per RFC 6902.
     public init(json: JSON) throws(JSONPatchError) {
         guard case .object(let object) = json else { throw JSONPatchError(reason: .operationNotAnObject) }

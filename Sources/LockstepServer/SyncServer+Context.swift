@@ -25,10 +25,7 @@ extension SyncServer {
     /// Why `operation` touches someone else's private part, or nil: its places (`path`, `from`, a `test`'s too) and
     /// the value it carries.
     static func privateRefusal(of operation: PatchOperation, parts: PrivateParts, subject: String?) -> String? {
-        var places = [operation.path]
-        if case .move(let from, _) = operation { places.append(from) }
-        if case .copy(let from, _) = operation { places.append(from) }
-        for place in places where parts.hides(place, from: subject) {
+        for place in operation.places where parts.hides(place, from: subject) {
             return "\(place) is someone else's private part of the room"
         }
         switch operation {
