@@ -107,23 +107,3 @@ public struct PathView: Hashable, Sendable, CustomStringConvertible {
         return shifted <= index ? .whole : .none
     }
 }
-
-extension JSON {
-    /// The value at `pointer`, or nil when it does not resolve.
-    public func value(at pointer: JSONPointer) -> JSON? {
-        var current = self
-        for token in pointer.tokens {
-            switch current {
-            case .object:
-                guard let next = current[token] else { return nil }
-                current = next
-            case .array:
-                guard let index = JSONPointer.arrayIndex(token), let next = current[index] else { return nil }
-                current = next
-            default:
-                return nil
-            }
-        }
-        return current
-    }
-}

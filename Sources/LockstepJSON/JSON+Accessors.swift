@@ -60,4 +60,9 @@ extension JSON {
         if case .null = self { return true }
         return false
     }
+
+    /// The value at `pointer`, or nil when it does not resolve.
+    public func value(at pointer: JSONPointer) -> JSON? {
+        try? PatchEngine.value(at: pointer, in: self)
+    }
 }
