@@ -122,10 +122,9 @@ extension SharedLogPipeline {
         }
         room.store = replay.store
         for change in fresh where change.version <= replay.store.version {
-            guard var patch = SyncServer.loggedPatch(change),
+            guard let patch = SyncServer.loggedPatch(change, in: room, document: &document),
                 let inverse = try? change.parsedRecord().inverse
             else { return false }
-            SyncServer.project(change, into: &patch, document: &document, room: room)
             room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
             room.changesSinceSnapshot += 1
             server.broadcast(patch, in: room)

@@ -15,17 +15,20 @@ extension SyncServer {
         }
     }
 
-    /// Projects a change another server committed for the views of `room`: `document` is the room's state before
-    /// it (nil when the room has no views), and becomes the state after it.
-    static func project(_ change: StoredChange, into patch: inout Room.LoggedPatch, document: inout JSON?, room: Room) {
+    /// A change another server committed, as `room` releases it: its stored bytes for the whole room, projected
+    /// for the room's views. `document` is the room's state before it (nil when the room has no views), and becomes
+    /// the state after it. Nil for a change that is not a patch message.
+    static func loggedPatch(_ change: StoredChange, in room: Room, document: inout JSON?) -> Room.LoggedPatch? {
         guard let json = try? JSON(parsing: change.message),
             case .patch(let version, let ops, let cause, let undo, let redo)? = try? ServerMessage(json: json)
-        else { return }
+        else { return nil }
+        var patch = Room.LoggedPatch(version: version, cause: cause, frame: OutboundFrame(text: change.message))
         patch.touched = room.privateParts.touched(by: ops)
-        guard document != nil, (try? ops.apply(to: &document!)) != nil else { return }
+        guard document != nil, (try? ops.apply(to: &document!)) != nil else { return patch }
         let after = document!
         patch.views = room.project(
             ops, version: version, cause: cause, undo: undo, redo: redo, touched: patch.touched, after: { after })
+        return patch
     }
 
     /// What an HTTP reader sees: the part `path` names, and with private parts, what its Bearer token's subject may
