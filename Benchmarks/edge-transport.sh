@@ -13,15 +13,7 @@ cd "$(dirname "$0")/.."
 out=${1:-/dev/stdout}
 duration=${DURATION:-10s}
 tls_rates=${TLS_RATES:-"1600 3200 6400 12800"}
-work=$(mktemp -d)
-source "$(dirname "$0")/server-port.sh"
-server_pid=""
-
-cleanup() {
-    if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source Benchmarks/bench-server.sh
 
 command -v jq >/dev/null || { echo "edge-transport: needs jq (apt-get install jq)" >&2; exit 2; }
 # LOCKSTEP=path/to/lockstep skips the build.

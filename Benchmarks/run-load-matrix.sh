@@ -14,15 +14,7 @@ duration=${DURATION:-10s}
 drain=${DRAIN:-20s}
 rates=${RATES:-"50 100 200 400 800 1600 3200 6400 12800"}
 bisections=${BISECTIONS:-3}
-work=$(mktemp -d)
-source "$(dirname "$0")/server-port.sh"
-server_pid=""
-
-cleanup() {
-    if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source Benchmarks/bench-server.sh
 
 command -v jq >/dev/null || { echo "run-load-matrix: needs jq (apt-get install jq)" >&2; exit 2; }
 
