@@ -184,7 +184,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LockstepTransportTests",
-            dependencies: ["LockstepTransport"],
+            dependencies: ["LockstepTransport", "LockstepTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

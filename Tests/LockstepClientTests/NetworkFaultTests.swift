@@ -20,7 +20,7 @@ struct NetworkFaultTests {
             self.child = child
         }
 
-        /// Starts the server and waits until it serves, on a thread of its own (the waits block); a start that
+        /// Starts the server and waits until it serves, off the task pool (the waits block); a start that
         /// fails (the port still held by the killed server's closing connections) is tried again.
         static func start(in namespace: NetworkNamespace, data: String) async throws -> NamespacedServer {
             let arguments = [
@@ -28,28 +28,24 @@ struct NetworkFaultTests {
                 "--data", data, "--rate-limit", "0",
             ]
             let executable = try builtExecutable("lockstep")
-            return try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(with: Result {
-                        var output = ""
-                        for _ in 0..<20 {
-                            let child = try namespace.spawn(executable, arguments)
-                            output = ""
-                            var chunk = [UInt8](repeating: 0, count: 4_096)
-                            let deadline = Date().addingTimeInterval(10)
-                            while Date() < deadline, !output.contains("/rooms/ROOM"),
-                                let count = child.readChunk(into: &chunk, waitingAtMost: 100)
-                            {
-                                output += String(decoding: chunk[0..<count], as: UTF8.self)
-                            }
-                            if output.contains("/rooms/ROOM") { return NamespacedServer(child: child) }
-                            child.send(SIGKILL)
-                            child.waitForExit()
-                            Thread.sleep(forTimeInterval: 0.25)
-                        }
-                        throw NetworkNamespaceError.setupFailed("the server did not start: \(output)")
-                    })
+            return try await offThePool {
+                var output = ""
+                for _ in 0..<20 {
+                    let child = try namespace.spawn(executable, arguments)
+                    output = ""
+                    var chunk = [UInt8](repeating: 0, count: 4_096)
+                    let deadline = Date().addingTimeInterval(10)
+                    while Date() < deadline, !output.contains("/rooms/ROOM"),
+                        let count = child.readChunk(into: &chunk, waitingAtMost: 100)
+                    {
+                        output += String(decoding: chunk[0..<count], as: UTF8.self)
+                    }
+                    if output.contains("/rooms/ROOM") { return NamespacedServer(child: child) }
+                    child.send(SIGKILL)
+                    child.waitForExit()
+                    Thread.sleep(forTimeInterval: 0.25)
                 }
+                throw NetworkNamespaceError.setupFailed("the server did not start: \(output)")
             }
         }
 
@@ -63,9 +59,9 @@ struct NetworkFaultTests {
         if: NetworkNamespace.isAvailable,
         "needs root and iproute2 to put the server in a network namespace (ip netns, veth); CI runs it as root"))
     func threeClientsThroughLossDelayAndAnOutageApplyEveryIncrementOnce() async throws {
-        let namespace = try NetworkNamespace()
+        let namespace = try await offThePool { try NetworkNamespace() }
         defer { namespace.remove() }
-        if !namespace.impair(delay: "15ms", jitter: "5ms", loss: "2%") {
+        if try await !offThePool({ namespace.impair(delay: "15ms", jitter: "5ms", loss: "2%") }) {
             print("NetworkFaultTests: this kernel has no tc netem; the link runs without added delay and loss")
         }
         let directory = NSTemporaryDirectory() + "lockstep-fault-\(UUID().uuidString)"
@@ -97,15 +93,16 @@ struct NetworkFaultTests {
                 return try await group.reduce(0, +)
             }
         }
+        defer { sends.cancel() }
 
         try await Task.sleep(for: .milliseconds(800))
-        namespace.setLink(up: false)
+        try await offThePool { namespace.setLink(up: false) }
         // While the link is down the server dies and comes back: every connection is lost, and so is whatever the
         // server applied but had not yet written.
-        first.kill9()
+        try await offThePool { first.kill9() }
         current = try await NamespacedServer.start(in: namespace, data: directory)
         try await Task.sleep(for: .seconds(3))
-        namespace.setLink(up: true)
+        try await offThePool { namespace.setLink(up: true) }
 
         let returned = try await within(40, "every send to return") { try await sends.value }
         #expect(returned == 3 * perClient)

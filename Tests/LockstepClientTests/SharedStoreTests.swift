@@ -2,6 +2,7 @@ import LockstepApps
 import LockstepClient
 import LockstepCore
 import LockstepServer
+import LockstepTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

@@ -6,26 +6,6 @@ import LockstepJSON
 import LockstepServer
 import LockstepTestSupport
 
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Runs `body`, failing with `TimedOut` after `seconds`, so a test that waits for an event that never comes fails.
-func within<T: Sendable>(
-    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimedOut(what: what)
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}
-
 /// Polls `condition` every 10 ms until it holds, failing with `TimedOut` after `seconds`.
 func waitUntil(
     _ what: String, within seconds: Double = 10, _ condition: @escaping @Sendable () async throws -> Bool

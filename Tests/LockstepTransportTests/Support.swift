@@ -1,26 +1,16 @@
 import Synchronization
+import LockstepTestSupport
 import Testing
 @testable import LockstepTransport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-struct TimeoutError: Error {}
-
 /// Runs `body`, failing after `seconds` so a broken test never hangs.
 func withTimeout<T: Sendable>(
     _ seconds: Double = 15, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimeoutError()
-        }
-        let result = try await group.next()!
-        group.cancelAll()
-        return result
-    }
+    try await within(seconds, "the test's events", body)
 }
 
 enum Event: Sendable, Equatable {
@@ -213,7 +203,7 @@ final class RawSocket: @unchecked Sendable {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        if result != 0 { throw TimeoutError() }
+        if result != 0 { throw TimedOut(what: "a connection to port \(port)") }
     }
 
     func write(_ bytes: [UInt8]) {
