@@ -546,6 +546,8 @@ public actor SyncServer {
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.exposition())
         case "/lockstep.js":
             return WebAssets.javascriptClient
+        case "/lockstep.d.ts":
+            return WebAssets.typeDeclarations
         default:
             if let page = pageResponse(to: request) { return page }
             guard var read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }

@@ -5,8 +5,15 @@ import LockstepTransport
 enum WebAssets {
     /// `GET /lockstep.js`: the JavaScript client, importable from any page (CORS allows every origin: the module holds
     /// no secret, and which pages may then connect is decided by the WebSocket handshake's origin check).
+    /// `X-TypeScript-Types` points Deno at the declarations; TypeScript finds them beside a saved copy.
     static let javascriptClient = response(
-        "lockstep", "js", contentType: "text/javascript; charset=utf-8", headers: ["Access-Control-Allow-Origin": "*"])
+        "lockstep", "js", contentType: "text/javascript; charset=utf-8",
+        headers: ["Access-Control-Allow-Origin": "*", "X-TypeScript-Types": "/lockstep.d.ts"])
+
+    /// `GET /lockstep.d.ts`: the client's TypeScript declarations.
+    static let typeDeclarations = response(
+        "lockstep.d", "ts", contentType: "application/typescript; charset=utf-8",
+        headers: ["Access-Control-Allow-Origin": "*"])
 
     /// `GET /inspect/ROOM`: the inspector page; it reads the room from its own path and connects like any client.
     static let inspector = response("inspect", "html", contentType: "text/html; charset=utf-8")
