@@ -45,16 +45,27 @@ public final class BroadcastStream {
         for follower in followers { follower.takeUnretainedValue().streamDidEnd() }
     }
 
+    /// Where one appended frame lies in each lane: a follower may be given a frame of its own in its place
+    /// (``WebSocketConnection/substitute(_:for:)``), so followers that see a message differently still share the
+    /// stream for every message they see alike.
+    public struct Mark: Sendable {
+        let plain: Range<Int>
+        let deflated: Range<Int>
+    }
+
     /// Appends one frame for every follower, compressed once for those that agreed on permessage-deflate; they are
     /// woken at the end of this pass of the loop.
-    public func append(_ frame: OutboundFrame) {
-        guard frame.byteCount > 0 else { return }
+    @discardableResult
+    public func append(_ frame: OutboundFrame) -> Mark {
+        let start = (plain.head, deflated.head)
+        guard frame.byteCount > 0 else { return Mark(plain: start.0..<start.0, deflated: start.1..<start.1) }
         if plain.followerCount > 0 { plain.append(frame) }
         if deflated.followerCount > 0 { deflated.append(server.deflated(frame)) }
         if !wakeScheduled {
             wakeScheduled = true
             server.scheduleWake(self)
         }
+        return Mark(plain: start.0..<plain.head, deflated: start.1..<deflated.head)
     }
 
     /// Asks every follower with frames to write for a writeable callback; drops followers that fell too far behind

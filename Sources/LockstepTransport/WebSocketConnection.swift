@@ -1,4 +1,5 @@
 internal import CLibWebSockets
+import DequeModule
 
 /// One accepted WebSocket connection. Loop-bound: use it only on the server's loop thread.
 ///
@@ -47,6 +48,8 @@ public final class WebSocketConnection {
     /// The frames in `outbound` go out at stream positions: each segment's bytes (up to `end`, in `sentBytes`)
     /// once the stream has been written up to `position`.
     var segments: [(position: Int, end: Int)] = []
+    /// Ranges of the stream this connection passes over (another frame went out in their place), in order.
+    var skips: Deque<Range<Int>> = []
     /// The owner asked for `connectionDidDrain` once everything queued has left.
     var drainNoticeRequested = false
     var assembler = MessageAssembler()
@@ -86,16 +89,46 @@ public final class WebSocketConnection {
     /// The same frame object may be sent to any number of connections. Ignored once closing.
     public func send(_ frame: OutboundFrame) {
         guard wsi != nil, pendingClose == nil else { return }
+        send(frame, at: lane?.head ?? streamPosition)
+    }
+
+    /// Queues `frame` to go out once the stream has been written up to `position`.
+    private func send(_ frame: OutboundFrame, at position: Int) {
         let frame = compressesMessages ? server.deflated(frame) : frame
         outbound.append(UnsafeRawBufferPointer(frame.bytes))
         sentBytes += frame.byteCount
-        let position = lane?.head ?? streamPosition
         if let last = segments.last, last.position == position {
             segments[segments.count - 1].end = sentBytes
         } else {
             segments.append((position, sentBytes))
         }
         requestWritable()
+    }
+
+    /// Puts `frame` (nothing when nil) in place of the stream frame at `mark`, for this connection alone: the
+    /// message as this client sees it, where the other followers share another form of it. Sent as is when the
+    /// connection does not follow that stream.
+    public func substitute(_ frame: OutboundFrame?, for mark: BroadcastStream.Mark, in stream: BroadcastStream) {
+        guard wsi != nil, pendingClose == nil else { return }
+        guard self.stream === stream, let lane else {
+            if let frame { send(frame) }
+            return
+        }
+        let range = lane === stream.plain ? mark.plain : mark.deflated
+        guard range.lowerBound >= streamPosition, skips.last.map({ $0.upperBound <= range.lowerBound }) ?? true else {
+            // Not reachable: a frame is substituted in the loop pass that appended it. Were it, the client would
+            // miss a message; closing makes it resynchronise instead.
+            assertionFailure("a substitute for a stream frame this connection has already passed")
+            close(code: 1011, reason: "internal error")
+            return
+        }
+        if !range.isEmpty { skips.append(range) }
+        if let frame { send(frame, at: range.lowerBound) }
+    }
+
+    /// Whether this connection follows `stream`.
+    public func follows(_ stream: BroadcastStream) -> Bool {
+        self.stream === stream
     }
 
     /// Receives, from now on, every frame appended to `stream` (after what was sent to it before); stops following
@@ -119,6 +152,7 @@ public final class WebSocketConnection {
     func streamDidEnd() {
         stream = nil
         lane = nil
+        skips.removeAll()
         for index in segments.indices { segments[index].position = streamPosition }
     }
 
@@ -192,6 +226,7 @@ public final class WebSocketConnection {
     func handleWriteable() -> Int32 {
         writeRequested = false
         guard let wsi else { return -1 }
+        passSkips()
         let streamPending = lane.map { streamPosition < $0.head } ?? false
         guard streamPending || !segments.isEmpty else {
             if let close = pendingClose {
@@ -206,8 +241,8 @@ public final class WebSocketConnection {
         let limit = server.configuration.coalesceBytes
         let next: (bytes: UnsafeRawBufferPointer, sent: Int, streamed: Int)
         if segments.isEmpty, let lane {
-            // Only broadcasts: straight from the stream.
-            let bytes = lane.span(from: streamPosition, to: lane.head, limit: limit)
+            // Only broadcasts: straight from the stream, up to the next frame this connection passes over.
+            let bytes = lane.span(from: streamPosition, to: skips.first?.lowerBound ?? lane.head, limit: limit)
             next = (bytes, 0, bytes.count)
         } else if !streamPending {
             // Only frames sent to this connection, all due: straight from its buffer.
@@ -228,6 +263,7 @@ public final class WebSocketConnection {
             streamPosition += next.streamed
             if streamPosition == lane.head { lane.caughtUp() }
         }
+        passSkips()
         if !segments.isEmpty || (lane.map { streamPosition < $0.head } ?? false) {
             requestWritable()
         } else {
@@ -235,6 +271,18 @@ public final class WebSocketConnection {
             drainedNotice()
         }
         return 0
+    }
+
+    /// Moves past the stream frames another frame replaced for this connection, once everything before them has
+    /// been written (that frame goes out from `segments`, at the skipped frame's position).
+    private func passSkips() {
+        guard let lane else { return }
+        while let skip = skips.first, skip.lowerBound <= streamPosition {
+            skips.removeFirst()
+            let behind = streamPosition < lane.head
+            streamPosition = max(streamPosition, skip.upperBound)
+            if behind, streamPosition == lane.head { lane.caughtUp() }
+        }
     }
 
     /// Frames sent to this connection between broadcasts (a writer's acks between patches): copied, in order, into
@@ -245,7 +293,13 @@ public final class WebSocketConnection {
         var sent = 0
         var position = streamPosition
         var index = 0
+        var skip = 0
         while used < limit {
+            if skip < skips.count, skips[skip].lowerBound <= position {
+                position = max(position, skips[skip].upperBound)
+                skip += 1
+                continue
+            }
             if index < segments.count, segments[index].position <= position {
                 let count = segments[index].end - (writtenSentBytes + sent)
                 guard used + count <= limit else {
@@ -258,7 +312,9 @@ public final class WebSocketConnection {
                 sent += count
                 index += 1
             } else if let lane, position < lane.head {
-                let end = index < segments.count ? segments[index].position : lane.head
+                let end = min(
+                    index < segments.count ? segments[index].position : lane.head,
+                    skip < skips.count ? skips[skip].lowerBound : lane.head)
                 let span = lane.span(from: position, to: end, limit: limit - used)
                 guard span.count <= limit - used else {
                     if used > 0 { break }

@@ -116,6 +116,39 @@ struct BroadcastStreamTests {
 
     /// permessage-deflate end to end between this package's client and server: both lanes of a stream, echoes both
     /// ways.
+    @Test func aFollowerGetsItsOwnFormOfAFrameAndTheOthersTheShared() async throws {
+        let delegate = TestDelegate()
+        let server = try makeServer(delegate)
+        let deflating = try WebSocketClient(compression: true)
+        let plain = try WebSocketClient()
+        defer { deflating.shutdown(); plain.shutdown(); server.shutdown() }
+        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 1 << 20) }
+        try await withTimeout {
+            let owner = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: plain)
+            let compressed = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: deflating)
+            let other = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: plain)
+            var messages = [owner, compressed, other].map { $0.messages.makeAsyncIterator() }
+            for (index, socket) in [owner, compressed, other].enumerated() {
+                socket.send("follow")
+                socket.send("send:following")
+                #expect(text(await messages[index].next()) == "following")
+            }
+            let long = String(repeating: "a frame longer than the others and compressed once for its lane. ", count: 40)
+            // The owner's own form of s2, an ack between, nothing in place of s3; then the compressed follower's.
+            owner.send("script:+s1,~s2:own2,a3,~s3:,+\(long)")
+            var seen: [[String]] = [[], [], []]
+            for _ in 0..<4 { seen[0].append(text(await messages[0].next()) ?? "?") }
+            compressed.send("script:~s5:own5,+s6")
+            for index in 0..<3 {
+                while seen[index].count < 6 { seen[index].append(text(await messages[index].next()) ?? "?") }
+            }
+            #expect(seen[0] == ["s1", "own2", "a3", long, "s5", "s6"])
+            #expect(seen[1] == ["s1", "s2", "s3", long, "own5", "s6"])
+            #expect(seen[2] == ["s1", "s2", "s3", long, "s5", "s6"])
+        }
+        #expect(await onLoop(server) { delegate.stream?.storedBytes } == 0, "caught up: no frame is kept")
+    }
+
     @Test func deflateAndPlainFollowersReadTheSameMessagesFromOneStream() async throws {
         let delegate = TestDelegate()
         let server = try makeServer(delegate)

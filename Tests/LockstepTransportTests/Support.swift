@@ -126,9 +126,15 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
             } else if text.hasPrefix("send:") {
                 connection.send(OutboundFrame(text: String(text.dropFirst(5))))
             } else if text.hasPrefix("script:") {
-                // `script:a1,+s1` sends a1 to this connection and appends s1 to the stream, in that order.
+                // `script:a1,+s1` sends a1 to this connection and appends s1 to the stream, in that order;
+                // `~s2:o2` appends s2 and has this connection get o2 in its place (nothing when o2 is empty).
                 for step in text.dropFirst(7).split(separator: ",") {
-                    if step.hasPrefix("+") {
+                    if step.hasPrefix("~"), let stream {
+                        let parts = step.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
+                        let mark = stream.append(OutboundFrame(text: String(parts[0])))
+                        let own = parts[1].isEmpty ? nil : OutboundFrame(text: String(parts[1]))
+                        connection.substitute(own, for: mark, in: stream)
+                    } else if step.hasPrefix("+") {
                         stream?.append(OutboundFrame(text: String(step.dropFirst())))
                     } else {
                         connection.send(OutboundFrame(text: String(step)))
