@@ -34,18 +34,34 @@ extension Store {
             (forward, inverse, compensation) = (taken.reduction.forward, taken.reduction.inverse, taken.compensation)
         } else {
             try checkUnchanged(since: record)
+            let applied: AppliedPatch
             do {
-                try apply(record.inverse)
+                applied = try applyRecording(record.inverse)
             } catch {
                 throw .conflict("the change of version \(record.version) no longer applies")
             }
-            (forward, inverse, compensation) = (record.inverse, record.forward, nil)
+            (forward, inverse, compensation) = (applied.forward, applied.inverse, nil)
         }
         version += 1
         history.record(HistoryEntry(version: version, forward: forward, inverse: inverse))
         let change = Change(version: version, patch: forward, inverse: inverse, kind: kind)
         history.authors.note(change, author: record.author, compensation: compensation, time: context.time)
         return change
+    }
+
+    /// Applies `patch` and returns it as performed on the state as it is, with its inverse. The change's own
+    /// forward patch is not that inverse: the room moved on since (a `move` took along what is there now).
+    private mutating func applyRecording(_ patch: JSONPatch) throws -> AppliedPatch {
+        guard R.State.self == JSON.self else {
+            var document = try stateJSON()
+            let applied = try patch.applyRecording(to: &document)
+            try apply(patch)
+            return applied
+        }
+        // In place, without copying the document.
+        return try withUnsafeMutablePointer(to: &state) { pointer in
+            try pointer.withMemoryRebound(to: JSON.self, capacity: 1) { try patch.applyRecording(to: &$0.pointee) }
+        }
     }
 
     /// Throws ``StoreError/conflict(_:)`` unless every place `record`'s change wrote still holds what it wrote.

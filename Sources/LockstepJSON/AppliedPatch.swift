@@ -7,7 +7,8 @@
 /// two in one array when one inserts or removes) compares the smallest subtree holding them before and after,
 /// and so copies the containers it changes within that subtree once.
 public struct AppliedPatch: Sendable, Hashable {
-    /// The operations as performed: array indices instead of `-`, `replace` for an `add` over an existing member.
+    /// The operations as performed: array indices instead of `-`, `replace` for an `add` over an existing member,
+    /// the value added for a `copy`.
     public var forward: JSONPatch
     /// The operations that undo `forward`, in the order to apply them.
     public var inverse: JSONPatch

@@ -105,8 +105,9 @@ enum PatchEngine {
     }
 
     /// Performs one operation, appending the steps that undo it, and returns it as performed: `-` replaced by the
-    /// index it stood for, an `add` over an existing member spelled `replace`, and nil when it changed nothing
-    /// (`test`, a `move` onto itself, a value replaced by an equal one, which is then put back as it was).
+    /// index it stood for, an `add` over an existing member spelled `replace`, a `copy` spelled as the value it
+    /// added, and nil when it changed nothing (`test`, a `move` onto itself, a value replaced by an equal one, which
+    /// is then put back as it was).
     @discardableResult
     static func perform(
         _ operation: PatchOperation, on document: inout JSON, undo: inout [UndoStep], memberPosition: Int? = nil
@@ -149,11 +150,9 @@ enum PatchEngine {
             }
             return .move(from: from, path: landed)
         case .copy(let from, let path):
-            let value = try value(at: from, in: document)
-            let step = try add(value, at: path, on: &document, memberPosition: nil)
-            guard record(step, for: value, on: &document, undo: &undo) != nil else { return nil }
-            if case .remove(let landed) = step.operation { return .copy(from: from, path: landed) }
-            return .copy(from: from, path: path)
+            // As performed, a copy is the value it added: the change then reads the same whatever `from` holds
+            // later, when undo mine takes it back or redo mine applies it again on a room that moved on.
+            return try perform(.add(path: path, value: value(at: from, in: document)), on: &document, undo: &undo)
         case .test(let path, let expected):
             let actual = try value(at: path, in: document)
             guard actual == expected else { throw .testFailed(expected: expected, actual: actual) }

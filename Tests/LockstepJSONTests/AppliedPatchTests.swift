@@ -112,7 +112,7 @@ import Testing
         #expect(applied.forward.operations == [
             .add(path: JSONPointer(tokens: ["list", "2"]), value: 3),
             .replace(path: JSONPointer(tokens: ["a"]), value: 2),
-            .copy(from: JSONPointer(tokens: ["a"]), path: JSONPointer(tokens: ["list", "3"])),
+            .add(path: JSONPointer(tokens: ["list", "3"]), value: 2),
             .move(from: JSONPointer(tokens: ["list", "0"]), path: JSONPointer(tokens: ["list", "3"])),
         ])
         #expect(
