@@ -12,8 +12,8 @@ final class Room {
         let version: Int
         let cause: Cause
         let frame: OutboundFrame
-        /// The patch as each view it touched sees it, until it is released.
-        var views: [RoomView: OutboundFrame] = [:]
+        /// The patch as each view stream it touched carries it, until it is released.
+        var views: [RoomView: ViewStream.Frames] = [:]
         /// Whose private parts the change wrote: who may see its `action` in `history`.
         var touched = PrivateParts.Touched()
     }
@@ -22,9 +22,11 @@ final class Room {
     var store: any RoomStore
     /// Every released patch and presence, once for all clients; each client's connection follows it.
     let stream: BroadcastStream
-    /// The views clients follow (`?path=`), each with its own stream; a view goes when its last client leaves.
+    /// The views clients follow (`?path=`, or private parts), by stream (``RoomView/streamKey(parts:)``); a view
+    /// goes when its last client leaves.
     private(set) var views: [RoomView: ViewStream] = [:]
-    /// The views in use by reader: a change wholly inside private subtrees is offered to their owners' views alone.
+    /// The view streams each reader has clients on: a change wholly inside private subtrees is offered to its
+    /// owners' streams alone.
     private var viewsByReader: [String: Set<RoomView>] = [:]
     /// The parts of the room only their owners see.
     var privateParts = PrivateParts.none
@@ -68,39 +70,47 @@ final class Room {
         self.releasedVersion = store.version
     }
 
+    /// Adds a client, to its view's stream too (opened by ``stream(of:make:)``).
     func join(_ session: Session) {
         sessions.append(session)
         idleSince = nil
+        guard let view = session.view, let stream = views[view.streamKey(parts: privateParts)] else { return }
+        stream.admit(session, version: store.version)
+        if let reader = view.reader { viewsByReader[reader, default: []].insert(stream.view) }
     }
 
     func leave(_ session: Session) {
         sessions.removeAll { $0 === session }
         waiting.removeAll { $0 === session }
         session.connection.unfollow()
-        if let view = session.view, !sessions.contains(where: { $0.view == view }) {
-            views[view] = nil
-            if let reader = view.reader { viewsByReader[reader]?.remove(view) }
-        }
+        guard let view = session.view else { return }
+        let key = view.streamKey(parts: privateParts)
+        guard let stream = views[key] else { return }
+        stream.dismiss(session)
+        if let reader = view.reader, !stream.hasClients(of: reader) { viewsByReader[reader]?.remove(key) }
+        if stream.sessionCount == 0 { views[key] = nil }
     }
 
-    /// The stream of `view`, opened at the room's version if no client follows it yet.
+    /// The stream `view`'s clients follow, opened at the room's version if none follows it yet.
     func stream(of view: RoomView, make: () -> BroadcastStream) -> ViewStream {
-        if let existing = views[view] { return existing }
+        let key = view.streamKey(parts: privateParts)
+        if let existing = views[key] { return existing }
         let state = (try? store.stateJSON()) ?? .null
         let opened = ViewStream(
-            view: view, stream: make(), startVersion: store.version,
-            value: ViewValue(view: view, state: state, parts: privateParts), resumeWindow: resumeWindow)
-        views[view] = opened
-        if let reader = view.reader { viewsByReader[reader, default: []].insert(view) }
+            view: key, stream: make(), startVersion: store.version,
+            value: ViewValue(view: key, state: state, parts: privateParts), resumeWindow: resumeWindow)
+        views[key] = opened
         return opened
     }
 
-    /// How a change looks from each view in use: the patch message it gets, with `cause`; views it leaves as they
-    /// were get nothing. `state` is the room's state after the change.
+    /// How a change looks from each view stream in use: the patch message its clients get, with `cause`, and the
+    /// forms of it that readers who see it otherwise get instead; streams it leaves as they were get nothing.
+    /// `frame` is the change's message for the whole room, shared by the views that see all of it. `state` is the
+    /// room's state after the change.
     func project(
         _ ops: JSONPatch, version: Int, cause: Cause, undo: Int, redo: Int, touched: PrivateParts.Touched,
-        after state: () throws -> JSON
-    ) -> [RoomView: OutboundFrame] {
+        frame: OutboundFrame, after state: () throws -> JSON
+    ) -> [RoomView: ViewStream.Frames] {
         guard !views.isEmpty else { return [:] }
         var cached: JSON?
         let read = { () throws -> JSON in
@@ -109,20 +119,38 @@ final class Room {
             cached = value
             return value
         }
-        var frames: [RoomView: OutboundFrame] = [:]
-        // A change wholly inside private subtrees changes nothing others see: only its owners' views are offered it,
-        // so it costs the same however many clients the room has.
-        let offered: [RoomView] =
-            privateParts.isWhollyPrivate(ops)
-            ? touched.owners.flatMap { viewsByReader[$0] ?? [] } : Array(views.keys)
-        for view in offered {
-            guard let stream = views[view],
-                let projected = stream.value.accept(ops, parts: privateParts, after: read)
-            else { continue }
+        let encode = { (projected: JSONPatch, reader: String?, redacts: Bool) -> OutboundFrame in
             var seen = cause
-            if view.redacts, !touched.isVisible(to: view.reader) { seen.action = nil }
+            if redacts, !touched.isVisible(to: reader) { seen.action = nil }
+            if projected == ops, seen == cause { return frame }
             let message = ServerMessage.patch(version: version, ops: projected, cause: seen, undo: undo, redo: redo)
-            frames[view] = OutboundFrame(text: message.serialized())
+            return OutboundFrame(text: message.serialized())
+        }
+        // A change wholly inside private subtrees changes nothing others see: only its owners' streams are offered
+        // it, so it costs the same however many clients the room has.
+        let offered =
+            privateParts.isWhollyPrivate(ops) ? Set(touched.owners.flatMap { viewsByReader[$0] ?? [] }) : Set(views.keys)
+        // A move or copy may carry what one reader sees and another does not: then each reader gets its own form.
+        let carries = ops.operations.contains {
+            switch $0 {
+            case .move, .copy: true
+            default: false
+            }
+        }
+        var frames: [RoomView: ViewStream.Frames] = [:]
+        for key in offered {
+            guard let stream = views[key] else { continue }
+            let shared = stream.value.accept(ops, parts: privateParts, after: read)
+            var projection = ViewStream.Frames(shared: shared.map { encode($0, key.reader, key.redacts) })
+            if key.redacts {
+                let readers = carries ? Array(stream.readers.keys) : touched.owners.filter { stream.readers[$0] != nil }
+                for reader in readers {
+                    let view = RoomView(path: key.path, reader: reader, redacts: true)
+                    let own = (try? view.project(ops, parts: privateParts, after: read))??.operations
+                    projection.own[reader] = .some(own.map { encode($0, reader, true) })
+                }
+            }
+            if projection.shared != nil || !projection.own.isEmpty { frames[key] = projection }
         }
         return frames
     }
@@ -153,7 +181,7 @@ final class Room {
 
     /// The stream `session`'s client follows: its view's, or the whole room's.
     private func stream(followedBy session: Session) -> BroadcastStream {
-        session.view.flatMap { views[$0]?.stream } ?? stream
+        session.view.flatMap { views[$0.streamKey(parts: privateParts)]?.stream } ?? stream
     }
 
     /// The newest version whose patch went out; the store may be ahead while changes are being written.
@@ -170,7 +198,7 @@ final class Room {
         if log.count > resumeWindow { log.removeFirst() }
         releasedVersion = patch.version
         stream.append(patch.frame)
-        for (view, frame) in patch.views { views[view]?.release(frame, version: patch.version) }
+        for (view, frames) in patch.views { views[view]?.release(frames, version: patch.version) }
         guard !waiting.isEmpty else { return [] }
         let caughtUp = waiting.filter { $0.syncedVersion <= releasedVersion }
         waiting.removeAll { $0.syncedVersion <= releasedVersion }

@@ -12,6 +12,13 @@ struct RoomView: Hashable {
     let reader: String?
     let redacts: Bool
 
+    /// The view whose stream this view's clients follow: every reader of a part that is not itself private shares
+    /// one stream (see ``ViewStream``); a view inside someone's private part is its reader's alone.
+    func streamKey(parts: PrivateParts) -> RoomView {
+        guard redacts, reader != nil, !parts.hides(path.path, from: nil) else { return self }
+        return RoomView(path: path, reader: nil, redacts: true)
+    }
+
     /// The view's value in `state`.
     func value(in state: JSON, parts: PrivateParts) -> JSON {
         guard redacts else { return path.value(in: state) }

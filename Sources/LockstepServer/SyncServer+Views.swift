@@ -27,7 +27,8 @@ extension SyncServer {
         guard document != nil, (try? ops.apply(to: &document!)) != nil else { return patch }
         let after = document!
         patch.views = room.project(
-            ops, version: version, cause: cause, undo: undo, redo: redo, touched: patch.touched, after: { after })
+            ops, version: version, cause: cause, undo: undo, redo: redo, touched: patch.touched, frame: patch.frame,
+            after: { after })
         return patch
     }
 

@@ -188,7 +188,9 @@ public actor SyncServer {
         let viewStream = session.view.map { room.stream(of: $0, make: makeStream) }
         if let since = connection.query["since"].flatMap(Int.init),
             room.isResumable(fromEpoch: connection.query["epoch"]),
-            let missed = viewStream.map({ $0.patches(after: since, released: room.releasedVersion) })
+            let missed = viewStream.map({
+                $0.patches(after: since, released: room.releasedVersion, reader: session.view?.reader)
+            })
                 ?? room.patches(after: since)?.map(\.frame)
         {
             connection.send(room.resumeFrame(for: session, at: since))
@@ -395,7 +397,8 @@ public actor SyncServer {
         patch.touched = room.privateParts.touched(by: change.patch)
         patch.views = room.project(
             change.patch, version: change.version, cause: cause, undo: room.store.history.undoCount,
-            redo: room.store.history.redoCount, touched: patch.touched, after: { try room.store.stateJSON() })
+            redo: room.store.history.redoCount, touched: patch.touched, frame: patch.frame,
+            after: { try room.store.stateJSON() })
         audit(change, in: room, cause: cause)
         room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
         let record = ChangeRecord(change, authors: room.store.history.authors)
@@ -408,10 +411,10 @@ public actor SyncServer {
         metrics.patches.increment()
         var followers = room.stream.followerCount
         var bytes = followers * patch.frame.byteCount
-        for (view, frame) in patch.views {
-            let count = room.views[view]?.stream.followerCount ?? 0
-            followers += count
-            bytes += count * frame.byteCount
+        for (view, frames) in patch.views {
+            guard let delivered = room.views[view]?.deliveries(of: frames) else { continue }
+            followers += delivered.count
+            bytes += delivered.bytes
         }
         // Clients that just caught up were sent this patch already, as part of their join.
         followers -= joined.count
