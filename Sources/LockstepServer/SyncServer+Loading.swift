@@ -71,7 +71,7 @@ extension SyncServer {
         }
         let room = Room(
             name: name, store: store, stream: makeStream(), resumeWindow: configuration.resumeWindow,
-            recent: image.recent.compactMap(Self.loggedPatch)
+            recent: image.recent.compactMap { Self.loggedPatch($0, parts: privateParts)?.patch }
         )
         room.changesSinceSnapshot = store.version - image.snapshotVersion
         room.privateParts = privateParts
@@ -91,12 +91,19 @@ extension SyncServer {
         return room
     }
 
-    static func loggedPatch(_ change: StoredChange) -> Room.LoggedPatch? {
+    /// A stored change as a room keeps it for resuming clients and `history`: its stored bytes, and whose private
+    /// parts it wrote (who may see its `action`). Also its operations and undo counts, for projecting it to views;
+    /// nil for a change that is not a patch message.
+    static func loggedPatch(
+        _ change: StoredChange, parts: PrivateParts
+    ) -> (patch: Room.LoggedPatch, ops: JSONPatch, undo: Int, redo: Int)? {
         guard let json = try? JSON(parsing: change.message),
-            case .patch(let version, _, let cause, _, _)? = try? ServerMessage(json: json)
+            case .patch(let version, let ops, let cause, let undo, let redo)? = try? ServerMessage(json: json)
         else {
             return nil
         }
-        return Room.LoggedPatch(version: version, cause: cause, frame: OutboundFrame(text: change.message))
+        var patch = Room.LoggedPatch(version: version, cause: cause, frame: OutboundFrame(text: change.message))
+        patch.touched = parts.touched(by: ops)
+        return (patch, ops, undo, redo)
     }
 }

@@ -19,16 +19,12 @@ extension SyncServer {
     /// for the room's views. `document` is the room's state before it (nil when the room has no views), and becomes
     /// the state after it. Nil for a change that is not a patch message.
     static func loggedPatch(_ change: StoredChange, in room: Room, document: inout JSON?) -> Room.LoggedPatch? {
-        guard let json = try? JSON(parsing: change.message),
-            case .patch(let version, let ops, let cause, let undo, let redo)? = try? ServerMessage(json: json)
-        else { return nil }
-        var patch = Room.LoggedPatch(version: version, cause: cause, frame: OutboundFrame(text: change.message))
-        patch.touched = room.privateParts.touched(by: ops)
+        guard var (patch, ops, undo, redo) = loggedPatch(change, parts: room.privateParts) else { return nil }
         guard document != nil, (try? ops.apply(to: &document!)) != nil else { return patch }
         let after = document!
         patch.views = room.project(
-            ops, version: version, cause: cause, undo: undo, redo: redo, touched: patch.touched, frame: patch.frame,
-            after: { after })
+            ops, version: patch.version, cause: patch.cause, undo: undo, redo: redo, touched: patch.touched,
+            frame: patch.frame, after: { after })
         return patch
     }
 

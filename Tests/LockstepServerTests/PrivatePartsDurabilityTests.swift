@@ -39,6 +39,44 @@ import Testing
     }
 }
 
+extension PrivatePartsRestartTests {
+    /// An idle room leaves memory and comes back from storage: bob's resume, history and reads after that hold
+    /// nothing of alice's hand, and hers still do.
+    @Test func anEvictedRoomKeepsAlicesHandFromBob() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tokens = try await TokenAuthority(secret: AccessTests.secret)
+        let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
+        let bob = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "bob")
+        try await withStoredServer(in: directory, app: .json, configure: {
+            $0.tokens = tokens
+            $0.privateParts = try! PrivateParts(["/hands/{sub}"])
+            $0.roomIdle = .milliseconds(200)
+        }) { server in
+            let writer = try await Writer.connect(server.port, token: alice)
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/hands","value":{"alice":"SECRET"}}]"#))
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table","value":1}]"#))
+            try await writer.ask(PrivatePartsTests.patch(#"[{"op":"replace","path":"/hands/alice","value":"SECRET2"}]"#))
+            writer.close()
+            try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+
+            let resumed = try await TestClient.connect(
+                port: server.port, query: "since=0&token=\(bob)", using: sharedTransport)
+            resumed.sendRaw(#"{"type":"history","id":"h","limit":100}"#)
+            _ = try await resumed.nextJSON(type: "history")
+            _ = await resumed.drain(timeout: .milliseconds(300))
+            var bytes = await resumed.frames.flatMap { $0 }
+            resumed.close()
+            try await waitForMetric("lockstep_evictions_total", toReach: 2, port: server.port)
+            bytes += try await PrivatePartsTests.httpBytes(server.port, token: bob, version: 2)
+            #expect(!PrivatePartsTests.contains(bytes, "SECRET"), "bob received alice's hand after an eviction")
+            #expect(PrivatePartsTests.contains(bytes, "table"))
+            let own = try await PrivatePartsTests.httpBytes(server.port, token: alice, version: 3)
+            #expect(PrivatePartsTests.contains(own, "SECRET2"))
+        }
+    }
+}
+
 @Suite(.timeLimit(.minutes(2)), .serialized, .postgresExclusive) struct PrivatePartsClusterTests {
     @Test func bobOnServerBNeverSeesWhatAlicePutInHerHandThroughServerA() async throws {
         let tokens = try await TokenAuthority(secret: AccessTests.secret)
