@@ -8,7 +8,7 @@ APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config zlib1g-dev libssl-de
 TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
 ARGS ?=
 
-.PHONY: run test deps test-deps build release bench fuzz fuzz-smoke screenshots clean
+.PHONY: run test deps test-deps build docs release bench fuzz fuzz-smoke screenshots clean
 
 run: deps
 	$(SWIFT) build -c release --product lockstep
@@ -22,10 +22,22 @@ test: test-deps
 	bash Tests/smoke/cluster-nginx.sh
 	python3 Tests/browser/browser_tests.py
 	$(MAKE) fuzz-smoke
+	$(MAKE) docs
 	$(SWIFT) test --skip-build
 
 build: deps
 	$(SWIFT) build
+
+# API documentation of every library product, with its articles, in .build/docs (to read it:
+# `python3 -m http.server -d .build/docs`, then open /documentation/lockstepserver); fails on a broken link or a
+# public symbol without a doc comment.
+DOC_TARGETS := LockstepJSON LockstepCore LockstepApps LockstepTesting LockstepServer LockstepClient
+docs: deps
+	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
+		$(foreach target,$(DOC_TARGETS),--target $(target)) --enable-experimental-combined-documentation \
+		--output-path .build/docs --warnings-as-errors
+	@graphs=$$($(SWIFT) package dump-symbol-graph --minimum-access-level public | sed -n 's/^Files written to //p'); \
+		python3 Tests/docs/coverage.py "$$graphs" $(DOC_TARGETS)
 
 # The inspector's screenshots in the README, taken by the browser tests themselves.
 screenshots: test-deps
