@@ -1,4 +1,4 @@
-public import LockstepJSON
+import LockstepJSON
 
 extension Store {
     /// Undo mine: takes back the sender's newest change still in effect, on top of everyone's later changes, as one

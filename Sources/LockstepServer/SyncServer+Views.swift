@@ -19,7 +19,8 @@ extension SyncServer {
     /// for the room's views. `document` is the room's state before it (nil when the room has no views), and becomes
     /// the state after it. Nil for a change that is not a patch message.
     static func loggedPatch(_ change: StoredChange, in room: Room, document: inout JSON?) -> Room.LoggedPatch? {
-        guard var (patch, ops, undo, redo) = loggedPatch(change, parts: room.privateParts) else { return nil }
+        guard let (logged, ops, undo, redo) = loggedPatch(change, parts: room.privateParts) else { return nil }
+        var patch = logged
         guard document != nil, (try? ops.apply(to: &document!)) != nil else { return patch }
         let after = document!
         patch.views = room.project(
