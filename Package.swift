@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "LockstepTesting", targets: ["LockstepTesting"]),
         .library(name: "LockstepServer", targets: ["LockstepServer"]),
         .library(name: "LockstepClient", targets: ["LockstepClient"]),
+        .library(name: "LockstepPostgres", targets: ["LockstepPostgres"]),
+        .library(name: "LockstepCommand", targets: ["LockstepCommand"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         .executable(name: "lockstep-client", targets: ["lockstep-client"]),
     ],
@@ -117,9 +119,9 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // Executables.
-        .executableTarget(
-            name: "lockstep",
+        // The command line, as a library: a custom app's executable gets every subcommand.
+        .target(
+            name: "LockstepCommand",
             dependencies: [
                 "LockstepServer", "LockstepClient", "LockstepStorage", "LockstepSQLite", "LockstepPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -131,6 +133,13 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
+            swiftSettings: strictSettings
+        ),
+
+        // Executables.
+        .executableTarget(
+            name: "lockstep",
+            dependencies: ["LockstepCommand", "LockstepApps", "LockstepCore"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

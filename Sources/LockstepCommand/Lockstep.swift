@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 
-@main
 struct Lockstep: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lockstep",
