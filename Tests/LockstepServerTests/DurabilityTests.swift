@@ -92,7 +92,7 @@ import LockstepTestSupport
             var configuration = ServerConfiguration(app: .counter)
             configuration.port = 0
             configuration.dataDirectory = directory
-            #expect(throws: StorageError.directoryInUse(path: directory)) {
+            #expect(throws: ServerError.dataDirectoryLocked(path: directory)) {
                 _ = try SyncServer(configuration: configuration)
             }
         }
@@ -105,6 +105,6 @@ import LockstepTestSupport
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
         configuration.dataDirectory = file
-        #expect(throws: StorageError.self) { _ = try SyncServer(configuration: configuration) }
+        #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
     }
 }
