@@ -92,9 +92,9 @@ import LockstepTestSupport
             var configuration = ServerConfiguration(app: .counter)
             configuration.port = 0
             configuration.dataDirectory = directory
-            #expect(throws: ServerError.dataDirectoryLocked(path: directory)) {
-                _ = try SyncServer(configuration: configuration)
-            }
+            let error = #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
+            #expect(error == .dataDirectoryLocked(path: directory))
+            #expect(error?.message.contains("another lockstep server is using the data directory \(directory)") == true)
         }
     }
 

@@ -19,19 +19,6 @@ import Testing
         }
     }
 
-    @Test func aLockedDataDirectoryNamesItsPath() async throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withStoredServer(in: directory) { _ in
-            var configuration = ServerConfiguration(app: .counter)
-            configuration.port = 0
-            configuration.dataDirectory = directory
-            let error = #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
-            #expect(error == .dataDirectoryLocked(path: directory))
-            #expect(error?.description.contains("another lockstep server is using the data directory \(directory)") == true)
-        }
-    }
-
     @Test func serveOnABusyPortPrintsOnlyTheReason() async throws {
         try await withServer { first in
             let run = try await Launched.run(["serve", "--port", "\(first.port)", "--memory"], environment: [:])
