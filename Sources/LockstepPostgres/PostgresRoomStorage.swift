@@ -64,7 +64,11 @@ public final class PostgresRoomStorage: SharedRoomStorage {
         var clientConfiguration = location.clientConfiguration
         clientConfiguration.options.maximumConnections = configuration.maximumConnections
         clientConfiguration.options.connectTimeout = configuration.operationTimeout
-        client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        // PostgresNIO logs every failed connection attempt at info; the storage says itself, once, that PostgreSQL
+        // cannot be reached (a warning, or the error of a server that cannot start).
+        var background = logger
+        if background.logLevel == .info { background.logLevel = .notice }
+        client = PostgresClient(configuration: clientConfiguration, backgroundLogger: background)
         (stream, continuation) = AsyncStream.makeStream(of: StorageEvent.self)
         let client = client
         let run = Task { await client.run() }

@@ -40,8 +40,9 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit = 1_000
     /// Most entries one `history` answer holds, and its size when the request names no limit.
     public var historyLimit = (max: 1_000, default: 20)
-    /// Where rooms are kept; nil keeps them in memory only (`--memory`): a restart loses them.
-    public var dataDirectory: String?
+    /// Where rooms are kept (SQLite, created if missing), as `lockstep serve --data` does by default; nil keeps them
+    /// in memory only (`--memory`): a restart loses them.
+    public var dataDirectory: String? = ServerConfiguration.defaultDataDirectory
     /// How far a commit goes before the server acknowledges it.
     public var sync = RoomLog.Sync.normal
     /// Versions of each room's log kept behind its latest snapshot (for resuming clients and `history`).
@@ -83,6 +84,11 @@ public struct ServerConfiguration: Sendable {
     /// a compression each.
     public var compressionMinimumBytes = 128
 
+    /// The data directory when none is given, relative to the working directory.
+    public static let defaultDataDirectory = "./lockstep-data"
+
+    /// Every setting at its default, which is also `lockstep serve`'s: rooms kept in `./lockstep-data`, served on
+    /// 127.0.0.1:8080.
     public init(app: App) {
         self.app = app
     }

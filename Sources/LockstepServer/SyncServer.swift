@@ -15,8 +15,7 @@ public import Logging
 ///
 /// ```swift
 /// let server = try SyncServer(configuration: ServerConfiguration(app: .counter))
-/// // ... later
-/// server.shutdown()
+/// try await server.run()  // serves until SIGINT or SIGTERM, then drains
 /// ```
 public actor SyncServer {
     public nonisolated let configuration: ServerConfiguration
@@ -54,10 +53,11 @@ public actor SyncServer {
         transport.loop.asUnownedSerialExecutor()
     }
 
-    /// Starts listening at once; throws if the address cannot be bound or the data directory used.
+    /// Starts listening at once; throws a ``ServerError`` if the port cannot be listened on or the data directory
+    /// used (an ``AccessError`` for private parts without tokens). ``run()`` then serves until SIGINT or SIGTERM.
     ///
     /// Rooms go to `storage` when given, else to a ``RoomLog`` in `configuration.dataDirectory`,
-    /// else nowhere (memory only).
+    /// else nowhere (memory only). `logger` defaults to swift-log's: lines of level info and above, on stderr.
     public init(
         configuration: ServerConfiguration, storage: (any RoomStorage)? = nil, clock: ServerClock = .continuous,
         logger: Logger = Logger(label: "lockstep")
@@ -79,13 +79,16 @@ public actor SyncServer {
         privateParts = configuration.privateParts.union(configuration.app.privateParts)
         if !privateParts.isEmpty, configuration.tokens == nil { throw AccessError.privatePartsWithoutTokens }
         self.metrics = ServerMetrics()
-        let storage =
-            try storage
-            ?? configuration.dataDirectory.map { directory throws(StorageError) in
-                try RoomLog(directory: directory, sync: configuration.sync)
+        var roomStorage = storage
+        if roomStorage == nil, let directory = configuration.dataDirectory {
+            do throws(StorageError) {
+                roomStorage = try RoomLog(directory: directory, sync: configuration.sync)
+            } catch {
+                throw ServerError(error)
             }
+        }
         let data: String
-        switch storage {
+        switch roomStorage {
         case let shared as any SharedRoomStorage:
             pipeline = SharedLogPipeline(storage: shared)
             data = "shared"
@@ -96,8 +99,13 @@ public actor SyncServer {
             pipeline = MemoryPipeline()
             data = "memory"
         }
-        self.storage = storage
-        self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
+        self.storage = roomStorage
+        do throws(TransportError) {
+            self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
+        } catch {
+            roomStorage?.close()
+            throw ServerError(error, host: configuration.host, port: configuration.port)
+        }
         bridge.attach(self)
         Task { await self.startPipeline() }
         logger.info(

@@ -10,6 +10,8 @@ public enum TransportError: Error, Sendable, Equatable {
     case connectionFailed(String)
     /// The client or server was already shut down.
     case shutDown
+    /// Another process (or another server in this one) is bound to the address a server was to listen on.
+    case addressInUse(host: String, port: Int)
 
     /// What went wrong, for a person.
     public var message: String {
@@ -17,6 +19,7 @@ public enum TransportError: Error, Sendable, Equatable {
         case .contextCreationFailed(let text), .tlsSetupFailed(let text), .connectionFailed(let text): text
         case .invalidURL(let url): "not a ws:// or wss:// URL: \(url)"
         case .shutDown: "the client or server was shut down"
+        case .addressInUse(let host, let port): "port \(port) on \(host) is already in use by another process"
         }
     }
 }

@@ -88,6 +88,7 @@ public final class WebSocketServer: @unchecked Sendable {
             }
         }
         ResourceLimits.raiseFileDescriptorLimit()
+        try ListenProbe.check(host: configuration.host, port: configuration.port)
         CLibWebSockets_set_log_level(configuration.logWarnings ? 1 : 0)
         self.configuration = configuration
         self.delegate = delegate

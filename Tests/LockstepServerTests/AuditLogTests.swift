@@ -16,6 +16,7 @@ import LockstepTestSupport
         logger.logLevel = .debug
         var configuration = ServerConfiguration(app: .json)
         configuration.port = 0
+        configuration.dataDirectory = nil
         configuration.auditLimitBytes = 64
         let server = try SyncServer(configuration: configuration, logger: logger)
         defer { server.shutdown() }

@@ -39,6 +39,7 @@ func clusterNode(
         url: postgres.url, app: app.name, configuration: storageConfiguration, logger: logger)
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
+    configuration.dataDirectory = nil
     configure(&configuration)
     return try SyncServer(configuration: configuration, storage: storage, clock: clock, logger: logger)
 }

@@ -92,9 +92,9 @@ import LockstepTestSupport
             var configuration = ServerConfiguration(app: .counter)
             configuration.port = 0
             configuration.dataDirectory = directory
-            #expect(throws: StorageError.directoryInUse(path: directory)) {
-                _ = try SyncServer(configuration: configuration)
-            }
+            let error = #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
+            #expect(error == .dataDirectoryLocked(path: directory))
+            #expect(error?.message.contains("another lockstep server is using the data directory \(directory)") == true)
         }
     }
 
@@ -105,6 +105,6 @@ import LockstepTestSupport
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
         configuration.dataDirectory = file
-        #expect(throws: StorageError.self) { _ = try SyncServer(configuration: configuration) }
+        #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
     }
 }

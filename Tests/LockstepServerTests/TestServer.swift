@@ -23,6 +23,7 @@ func withServer<T>(
 ) async throws -> T {
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
+    configuration.dataDirectory = nil
     configure(&configuration)
     let server = try SyncServer(configuration: configuration, clock: clock)
     defer { server.shutdown() }

@@ -12,13 +12,8 @@ data=$(mktemp -d)
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$log" "$data"' EXIT
 
-port=""
-for _ in $(seq 100); do
-    port=$(grep -o 'ws://127.0.0.1:[0-9]*' "$log" | head -n 1 | sed 's/.*://' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "websocat smoke: the server did not start"; cat "$log"; exit 1; }
+source Tests/smoke/server_port.sh
+port=$(server_port "$log") || { echo "websocat smoke: the server did not start"; cat "$log"; exit 1; }
 
 out=$( (echo '{"type":"action","id":"a1","action":{"type":"increment"}}'; sleep 1) \
     | timeout 10 websocat "ws://127.0.0.1:$port/rooms/smoke?name=websocat")

@@ -1,14 +1,11 @@
 import ArgumentParser
 import Foundation
-import LockstepApps
 import LockstepCore
 import LockstepPostgres
 import LockstepServer
 import LockstepStorage
 import LockstepSQLite
 import Logging
-import ServiceLifecycle
-import UnixSignals
 
 /// `lockstep serve`: runs the server until SIGTERM or SIGINT, then drains it (see ``ServerService``).
 struct Serve: AsyncParsableCommand {
@@ -22,8 +19,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "TCP port for WebSocket and HTTP (0 picks a free port).")
     var port = 8080
 
-    @Option(help: "The reducer every room runs: \(App.builtIn.map(\.name).joined(separator: ", ")).")
-    var app = "json"
+    @Option(help: "The reducer every room runs: \(CommandApps.names) (default: \(CommandApps.first.name)).")
+    var app: String?
 
     @Option(help: "Changes each room can undo.")
     var undoDepth = 1000
@@ -54,7 +51,7 @@ struct Serve: AsyncParsableCommand {
     var presenceLimit = 100
 
     @Option(help: "Directory where rooms are kept (SQLite, write-ahead). Created if missing.")
-    var data = "./lockstep-data"
+    var data = ServerConfiguration.defaultDataDirectory
 
     @Option(
         help: """
@@ -153,9 +150,8 @@ struct Serve: AsyncParsableCommand {
         guard privatePattern.isEmpty || auth.isSet else {
             throw ValidationError(AccessError.privatePartsWithoutTokens.message)
         }
-        guard App.builtIn.contains(where: { $0.name == app }) else {
-            throw ValidationError(
-                "unknown app '\(app)'; choose one of: \(App.builtIn.map(\.name).joined(separator: ", "))")
+        if let app, CommandApps.named(app) == nil {
+            throw ValidationError("unknown app '\(app)'; choose one of: \(CommandApps.names)")
         }
         for (name, value) in [
             ("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit),
@@ -201,7 +197,8 @@ struct Serve: AsyncParsableCommand {
         logFormat.bootstrap()
         var logger = Logger(label: "lockstep")
         logger.logLevel = logLevel
-        var configuration = ServerConfiguration(app: App.builtIn.first { $0.name == app }!)
+        let served = app.flatMap(CommandApps.named) ?? CommandApps.first
+        var configuration = ServerConfiguration(app: served)
         configuration.host = host
         configuration.port = port
         configuration.undoDepth = undoDepth
@@ -238,16 +235,16 @@ struct Serve: AsyncParsableCommand {
             options.operationTimeout = postgresTimeout
             options.peerLifetime = peerLifetime
             options.keepHistory = keepHistory
-            storage = try await PostgresRoomStorage(url: postgres, app: app, configuration: options, logger: logger)
+            do throws(StorageError) {
+                storage = try await PostgresRoomStorage(
+                    url: postgres, app: served.name, configuration: options, logger: logger)
+            } catch {
+                throw ServerError(error)
+            }
         }
         let server = try SyncServer(configuration: configuration, storage: storage, logger: logger)
         let scheme = tlsCert == nil ? "ws" : "wss"
         let address = "\(scheme)://\(host):\(server.port)/rooms/ROOM"
-        let service = ServerService(server: server, announcement: "lockstep: serving '\(app)' rooms on \(address)\n")
-        var group = ServiceGroupConfiguration(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // The drain keeps its own deadline; this only bounds a drain that would not.
-        group.maximumGracefulShutdownDuration = drainTimeout + .seconds(2)
-        try await ServiceGroup(configuration: group).run()
+        try await server.run(announcement: "lockstep: serving '\(served.name)' rooms on \(address)\n")
     }
 }

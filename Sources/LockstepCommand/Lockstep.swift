@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 
-@main
+/// The root command; its name in usage lines is the executable's (`lockstep`, or a custom app's own).
 struct Lockstep: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "lockstep",
+        commandName: CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "lockstep") },
         abstract: "A server-authoritative state sync server: shared rooms, one reducer, JSON Patch to every client.",
         subcommands: [Serve.self, Load.self, Token.self, Replay.self],
         defaultSubcommand: Serve.self

@@ -1,0 +1,5 @@
+import LockstepApps
+import LockstepCommand
+import LockstepCore
+
+await LockstepCommand.main(apps: App.builtIn)
