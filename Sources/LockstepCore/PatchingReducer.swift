@@ -48,6 +48,7 @@ extension PatchingReducer {
         try patch(&state, with: action)
     }
 
+    /// Returns what ``patch(_:with:context:)`` returns, its ``Rejection`` as the store's `rejected` error.
     public func reduceRecordingPatches(
         into state: inout State, action: Action, context: ReducerContext
     ) throws(StoreError) -> Reduction<Action> {

@@ -11,6 +11,7 @@ public struct Reduction<Action: Sendable>: Sendable {
     /// Takes the state after the action back to the state before it.
     public var inverse: JSONPatch
 
+    /// A change as its two patches, with the follow-up work `effect`.
     public init(forward: JSONPatch, inverse: JSONPatch, effect: Effect<Action> = .none) {
         self.forward = forward
         self.inverse = inverse
