@@ -22,11 +22,14 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     public private(set) var store: Store<R>
     private var pendingActions: [R.Action] = []
 
+    /// A harness for `reducer`, starting from `state` (the reducer's initial state by default) at version 0.
     public init(_ reducer: R, state: R.State? = nil, undoDepth: Int = 1000) {
         store = Store(reducer: reducer, state: state, history: History(depth: undoDepth))
     }
 
+    /// The store's current state, after every action sent so far.
     public var state: R.State { store.state }
+    /// The store's current version: one more for each action, undo or redo that changed the state.
     public var version: Int { store.version }
 
     /// Sends `action`, expecting it to change the state exactly as `update` does to the old one.
