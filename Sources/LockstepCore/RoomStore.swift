@@ -16,9 +16,10 @@ public protocol RoomStore: Sendable {
     /// Applies an action that one of this room's effects sent; the context names the sender whose action started it.
     mutating func send(effect action: EffectAction, context: ReducerContext) throws(StoreError) -> RoomOutcome
 
-    /// Takes back the room's latest change not yet undone (global undo); `nothingToUndo` when there is none.
+    /// Takes back the room's latest change not yet undone (global undo); ``StoreError/nothingToUndo`` when there is
+    /// none.
     mutating func undo(context: ReducerContext) throws(StoreError) -> Change
-    /// Re-applies the latest globally undone change; `nothingToRedo` when there is none.
+    /// Re-applies the latest globally undone change; ``StoreError/nothingToRedo`` when there is none.
     mutating func redo(context: ReducerContext) throws(StoreError) -> Change
     /// Takes back the context's sender's latest change in effect, on top of later ones (undo mine).
     mutating func undoMine(context: ReducerContext) throws(StoreError) -> Change
