@@ -5,8 +5,8 @@ public import LockstepJSON
 /// The server encodes each once (a patch goes to every client as the same bytes); clients decode
 /// them with ``init(json:)``.
 public enum ServerMessage: Sendable, Equatable {
-    /// The room's whole state at `version`, and the connection's id `you`; the first message on a connection, and
-    /// sent again when the client must resynchronise. `undo` and `redo` are global undo's counts.
+    /// The room's state at `version` as the client may see it, and the connection's id `you`: the first message on a
+    /// connection, and again when the client must resynchronise. `undo` and `redo` are global undo's counts.
     case snapshot(room: String, you: String, version: Int, state: JSON, undo: Int, redo: Int)
     /// The connection resumed at `version`: the patches after it follow, and no snapshot.
     case resume(room: String, you: String, version: Int)
