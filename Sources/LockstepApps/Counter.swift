@@ -4,24 +4,31 @@ import LockstepJSON
 /// The `counter` app: one shared number.
 ///
 /// The smallest complete reducer; copy it to start your own. It says itself what each action
-/// changed (a ``PatchingReducer``), so the store neither compares nor diffs its state; a plain
-/// ``Reducer`` writes `reduce(into:action:)` instead and leaves that to the store.
+/// changed (a ``LockstepCore/PatchingReducer``), so the store neither compares nor diffs its state; a plain
+/// ``LockstepCore/Reducer`` writes `reduce(into:action:)` instead and leaves that to the store.
 public struct Counter: PatchingReducer {
     public struct State: Codable, Equatable, Sendable {
+        /// The shared number, `count` in the room's JSON state.
         public var count: Int
 
+        /// A counter at `count`; a new room starts at 0.
         public init(count: Int = 0) {
             self.count = count
         }
     }
 
     public enum Action: Codable, Equatable, Sendable {
+        /// Adds 1 to the count; `{"type":"increment"}`.
         case increment
+        /// Subtracts 1 from the count; `{"type":"decrement"}`.
         case decrement
+        /// Adds `amount` (which may be negative) to the count; `{"type":"add","amount":N}`, rejected on overflow.
         case add(amount: Int)
+        /// Sets the count back to 0; `{"type":"reset"}`.
         case reset
     }
 
+    /// The counter app, as `--app counter` runs it.
     public init() {}
 
     public var initialState: State { State() }

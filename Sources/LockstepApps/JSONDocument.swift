@@ -12,8 +12,10 @@ public struct JSONDocument: PatchingReducer {
 
     /// `{"type":"patch","ops":[RFC 6902 operations]}`
     public struct Action: Codable, Equatable, Sendable {
+        /// The action's `ops`: RFC 6902 operations, applied to the document all together or not at all.
         public var ops: JSONPatch
 
+        /// An action that applies `ops` to the document.
         public init(ops: JSONPatch) {
             self.ops = ops
         }
@@ -43,6 +45,7 @@ public struct JSONDocument: PatchingReducer {
         }
     }
 
+    /// The `json` app, as `--app json` (the default) runs it.
     public init() {}
 
     public var initialState: JSON { .object([:]) }

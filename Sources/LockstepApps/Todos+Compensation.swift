@@ -20,7 +20,9 @@ extension Todos: CompensatingReducer {
 
     /// An item and the index it had.
     public struct Placed: Codable, Equatable, Sendable {
+        /// Where the item was in the list when the action removed it.
         public var index: Int
+        /// The item as it was: same id, title and done.
         public var item: Item
     }
 

@@ -7,20 +7,27 @@ import LockstepJSON
 /// actions, and ids handed out by the state itself so every client agrees on them.
 public struct Todos: PatchingReducer {
     public struct State: Codable, Equatable, Sendable {
+        /// The list, in the order items were added.
         public var items: [Item]
+        /// The id the next added item gets; ids are never reused.
         public var nextId: Int
 
+        /// A list of `items`; a new room starts empty, with `nextId` 1.
         public init(items: [Item] = [], nextId: Int = 1) {
             self.items = items
             self.nextId = nextId
         }
     }
 
+    /// One to-do: `{"id":N,"title":"...","done":false}` in the room's JSON state.
     public struct Item: Codable, Equatable, Sendable, Identifiable {
         public var id: Int
+        /// What to do; never empty nor all whitespace.
         public var title: String
+        /// Whether it is done; `toggle` flips it, `clearCompleted` removes the done items.
         public var done: Bool
 
+        /// An item with `id`, `title`, not done unless `done` says so.
         public init(id: Int, title: String, done: Bool = false) {
             self.id = id
             self.title = title
@@ -29,13 +36,19 @@ public struct Todos: PatchingReducer {
     }
 
     public enum Action: Codable, Equatable, Sendable {
+        /// Appends a new item with `title` and the next id; `{"type":"add","title":"..."}`.
         case add(title: String)
+        /// Flips the `done` of the item `id`; `{"type":"toggle","id":N}`.
         case toggle(id: Int)
+        /// Sets the title of the item `id`; `{"type":"rename","id":N,"title":"..."}`.
         case rename(id: Int, title: String)
+        /// Removes the item `id`; `{"type":"remove","id":N}`.
         case remove(id: Int)
+        /// Removes every done item; `{"type":"clearCompleted"}`.
         case clearCompleted
     }
 
+    /// The to-do app, as `--app todos` runs it.
     public init() {}
 
     public var initialState: State { State() }

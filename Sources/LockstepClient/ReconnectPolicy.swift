@@ -8,6 +8,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
     /// Fraction of each delay that is random (0: none; 0.5: between half and the whole delay).
     public var jitter: Double
 
+    /// A policy from `initialDelay` doubling up to `maxDelay`; `jitter` is clamped to 0...1.
     public init(initialDelay: Duration = .milliseconds(100), maxDelay: Duration = .seconds(5), jitter: Double = 0.5) {
         self.initialDelay = initialDelay
         self.maxDelay = maxDelay

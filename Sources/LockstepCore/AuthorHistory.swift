@@ -10,6 +10,7 @@ public import LockstepJSON
 public struct AuthorHistory: Sendable, Equatable {
     /// One change of the room with an author.
     public struct Record: Sendable, Equatable {
+        /// The room's version this change produced.
         public let version: Int
         /// Whose change it is (``Sender/author``).
         public let author: String
@@ -18,6 +19,7 @@ public struct AuthorHistory: Sendable, Equatable {
         public let compensation: JSON?
         /// The change as applied, and its inverse: the guarded inverse checks the one and applies the other.
         public let forward: JSONPatch
+        /// Takes the state after the change back to the state before it.
         public let inverse: JSONPatch
         /// For an undo mine or a redo mine: the original change (`cause.of`), and the record it took back.
         public let mine: (of: Int, taking: Int)?
@@ -29,6 +31,7 @@ public struct AuthorHistory: Sendable, Equatable {
         public internal(set) var takenBackBy: Int?
 
         public init(
+            /// The record of `author`'s change at `version`; the rest is what later undo and redo mines note on it.
             version: Int, author: String, compensation: JSON?, forward: JSONPatch, inverse: JSONPatch,
             mine: (of: Int, taking: Int)? = nil, isUndoMine: Bool = false, undone: Bool = false,
             takenBackBy: Int? = nil
@@ -61,6 +64,7 @@ public struct AuthorHistory: Sendable, Equatable {
     /// The time of the room's latest change (`cause.at`), so the next one is never earlier.
     public internal(set) var latestTime = 0
 
+    /// The history of the latest `depth` versions, as a room loaded from storage rebuilds it.
     public init(depth: Int, records: some Sequence<Record> = [], redo: [String: [Int]] = [:], latestTime: Int = 0) {
         self.depth = depth
         self.records = Deque(records)

@@ -8,9 +8,19 @@ public import LockstepJSON
 public struct Cause: Sendable, Equatable {
     /// The wire's `cause.kind`.
     public enum Kind: String, Sendable {
-        case action, undo, redo, effect, revert
+        /// A client's action ran through the reducer.
+        case action
+        /// A global undo, or with `mine` an undo mine, took back the change at version `of`.
+        case undo
+        /// A global redo, or with `mine` a redo mine, re-applied the change at version `of`.
+        case redo
+        /// An action an app's effect sent; no client sent it.
+        case effect
+        /// The room went back to the state of version `to`.
+        case revert
     }
 
+    /// What made the change (`cause.kind`), which says which of the other fields are set.
     public var kind: Kind
     /// The client that sent the request (none for effects).
     public var client: String?
@@ -32,6 +42,7 @@ public struct Cause: Sendable, Equatable {
     /// The subject (`sub`) of the sender's token.
     public var sub: String?
 
+    /// A cause with the fields of the wire's `cause` object, each absent unless given.
     public init(
         kind: Kind, client: String? = nil, id: String? = nil, action: JSON? = nil, of: Int? = nil, to: Int? = nil,
         mine: Bool = false, at: Int? = nil, name: String? = nil, sub: String? = nil
@@ -69,6 +80,7 @@ public struct Cause: Sendable, Equatable {
         return cause
     }
 
+    /// The wire's `cause` object, with only the fields that are set.
     public var json: JSON {
         var object: JSONObject = ["kind": .string(kind.rawValue)]
         if let client { object["client"] = .string(client) }
@@ -83,6 +95,7 @@ public struct Cause: Sendable, Equatable {
         return .object(object)
     }
 
+    /// Reads a `cause` object; a missing or unknown `kind` is `bad_message`.
     public init(json: JSON) throws(WireError) {
         let object = try WireError.object(json)
         guard let kind = object["kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else {

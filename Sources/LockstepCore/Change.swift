@@ -26,8 +26,10 @@ public struct Change: Sendable, Equatable {
     public let patch: JSONPatch
     /// Takes the state of `version` back to `version - 1`; a durable log keeps it to rebuild undo.
     public let inverse: JSONPatch
+    /// What produced the change: an action, an undo or redo (global or mine), or a revert.
     public let kind: Kind
 
+    /// A change to `version`, with its patch from the version before and its inverse.
     public init(version: Int, patch: JSONPatch, inverse: JSONPatch, kind: Kind) {
         self.version = version
         self.patch = patch

@@ -2,11 +2,13 @@ public import LockstepJSON
 
 /// A message from a client: what it may ask of a room.
 public enum ClientMessage: Sendable, Equatable {
+    /// Asks the room's app to apply `action` (the wire's `action` message); any JSON the app accepts.
     case action(id: String?, action: JSON)
     /// Takes back the room's latest change (global undo), or with `mine` the sender's own latest change in effect.
     case undo(id: String?, mine: Bool = false)
     /// Re-applies the latest globally undone change, or with `mine` the sender's latest change its own undo took back.
     case redo(id: String?, mine: Bool = false)
+    /// Asks for the room's latest `limit` changes and their causes (20 when nil), answered with a `history` message.
     case history(id: String?, limit: Int?)
     /// Back to the state of version `to`, as one new change.
     case revert(id: String?, to: Int)
@@ -94,6 +96,7 @@ public enum ClientMessage: Sendable, Equatable {
         }
     }
 
+    /// The message as the client sends it, `id` included when it has one.
     public var json: JSON {
         var object: JSONObject
         switch self {

@@ -9,9 +9,12 @@ public struct ClientRequest: Sendable, Equatable {
     /// Largest `seq` the protocol allows: 2^53 - 1, the largest integer every JSON reader keeps exactly.
     public static let maxSeq = (1 << 53) - 1
 
+    /// What the client asks.
     public var message: ClientMessage
+    /// The request's `seq`: its number in the client's session, or nil when it has none (or is a `history`).
     public var seq: Int?
 
+    /// A request for `message`, numbered `seq` when the client has a session.
     public init(message: ClientMessage, seq: Int? = nil) {
         self.message = message
         self.seq = seq
@@ -38,6 +41,7 @@ public struct ClientRequest: Sendable, Equatable {
         return true
     }
 
+    /// The message as the client sends it, with `seq` beside its other fields.
     public var json: JSON {
         guard let seq, case .object(var object) = message.json else { return message.json }
         object["seq"] = .int(seq)

@@ -8,11 +8,14 @@ public import DequeModule
 public struct History: Sendable, Equatable {
     /// How many changes can be undone at most.
     public let depth: Int
+    /// Changes undo can take back, oldest first; undo takes the last.
     public private(set) var undoStack: Deque<HistoryEntry>
+    /// Changes undone and not yet redone, oldest first; redo re-applies the last.
     public private(set) var redoStack: [HistoryEntry]
     /// Who made each recent change and how to take it back, for undo mine and redo mine.
     public internal(set) var authors: AuthorHistory
 
+    /// The stacks of a room loaded from storage (only the latest `depth` entries of each are kept), or empty ones.
     public init(
         depth: Int, undo: some Sequence<HistoryEntry> = [], redo: [HistoryEntry] = [], authors: AuthorHistory? = nil
     ) {

@@ -9,6 +9,7 @@ public struct HistoryEntry: Sendable, Equatable {
     /// Reverts the change (undo).
     public let inverse: JSONPatch
 
+    /// An entry for the change that produced `version`, with both its patches.
     public init(version: Int, forward: JSONPatch, inverse: JSONPatch) {
         self.version = version
         self.forward = forward

@@ -23,9 +23,11 @@ public struct Middleware<Base: Reducer>: ContextualReducer {
     /// Returns the action to run (the one given, or an enriched one); throw ``Rejection`` to refuse it.
     public typealias Step = @Sendable (State, Action, ReducerContext) throws(Rejection) -> Action
 
+    /// The wrapped reducer, which runs each action the step passes.
     public let base: Base
     private let step: Step
 
+    /// `base` with `step` in front of it; ``Reducer/middleware(_:)`` makes the same.
     public init(_ base: Base, step: @escaping Step) {
         self.base = base
         self.step = step

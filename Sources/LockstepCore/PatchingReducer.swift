@@ -21,7 +21,7 @@
 ///
 /// The patches must agree with the state's encoding: `forward` applied to the encoding of the state before
 /// gives the encoding of the state after, and `inverse` turns it back. (The `json` app's reducer gets both
-/// from ``JSONPatch/applyRecording(to:)``.) Return empty patches when nothing changed: the room then keeps
+/// from ``LockstepJSON/JSONPatch/applyRecording(to:)``.) Return empty patches when nothing changed: the room then keeps
 /// its version.
 public protocol PatchingReducer: Reducer {
     /// Applies `action` to `state` in place and returns the change it made as patches.
@@ -48,6 +48,7 @@ extension PatchingReducer {
         try patch(&state, with: action)
     }
 
+    /// Returns what ``patch(_:with:context:)`` returns, its ``Rejection`` as the store's `rejected` error.
     public func reduceRecordingPatches(
         into state: inout State, action: Action, context: ReducerContext
     ) throws(StoreError) -> Reduction<Action> {

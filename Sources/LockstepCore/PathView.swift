@@ -8,8 +8,10 @@ public import LockstepJSON
 /// element the pointer passes through) turns the change into one `replace` of the view's whole value, read from
 /// the state after the change; anything else leaves the view as it was.
 public struct PathView: Hashable, Sendable, CustomStringConvertible {
+    /// The pointer the client follows (its `?path=`), from the room's root.
     public let path: JSONPointer
 
+    /// A view of the value at `path`.
     public init(path: JSONPointer) {
         self.path = path
     }

@@ -7,10 +7,12 @@ public struct Peer: Sendable, Equatable {
     /// The display name from the `name` query parameter (the client id when none was given).
     public var name: String
 
+    /// A peer as `presence` lists it.
     public init(client: String, name: String) {
         self.client = client
         self.name = name
     }
 
+    /// One entry of `presence`'s `peers`: `{"client":...,"name":...}`.
     public var json: JSON { ["client": .string(client), "name": .string(name)] }
 }

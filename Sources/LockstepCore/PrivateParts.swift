@@ -12,6 +12,8 @@ public struct PrivateParts: Sendable, Hashable {
     /// No private parts: every client sees everything.
     public static let none = PrivateParts(checked: [])
 
+    /// Private parts from patterns such as `/hands/{sub}`; throws when one is not a JSON Pointer, is the whole room, or
+    /// has `{sub}` in more than one segment.
     public init(_ patterns: [String]) throws(PrivatePartsError) {
         self.init(
             checked: try patterns.map { text throws(PrivatePartsError) in
@@ -32,6 +34,7 @@ public struct PrivateParts: Sendable, Hashable {
         patterns = checked
     }
 
+    /// Whether there are no patterns, so every client sees everything and no view needs redacting.
     public var isEmpty: Bool { patterns.isEmpty }
 
     /// Both sets of patterns.
@@ -112,8 +115,11 @@ public struct PrivateParts: Sendable, Hashable {
 
 /// Why a private pattern cannot be used.
 public enum PrivatePartsError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The pattern is not a JSON Pointer.
     case notAPointer(String)
+    /// The pattern is the empty pointer: the whole room cannot be private.
     case wholeRoom
+    /// The pattern has `{sub}` in more than one segment.
     case severalSubjects(String)
 
     public var description: String {
@@ -132,9 +138,12 @@ extension PrivateParts {
     /// Whose private parts a change wrote: the subjects owning a subtree it wrote into or carried, and whether it
     /// wrote one that no client sees.
     public struct Touched: Sendable, Hashable {
+        /// The subjects whose private subtrees the change wrote into or carried.
         public var owners: Set<String> = []
+        /// Whether the change wrote a subtree of a pattern without `{sub}`, which no client sees.
         public var unowned = false
 
+        /// What a change touched: `owners`' subtrees, and whether also an unowned one.
         public init(owners: Set<String> = [], unowned: Bool = false) {
             self.owners = owners
             self.unowned = unowned

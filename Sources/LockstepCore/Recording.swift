@@ -7,12 +7,18 @@ public import LockstepJSON
 public struct Recording: Sendable, Equatable {
     /// One patch line, as clients received it.
     public struct Step: Sendable, Equatable {
+        /// The room's version after this step (the patch's `version`).
         public var version: Int
+        /// The patch's `ops`: they take the state of `version - 1` to the state of `version`.
         public var ops: JSONPatch
+        /// The patch's `cause`: what made the change, who and when.
         public var cause: Cause
+        /// The patch's `undo`: how many steps global undo could take back after it.
         public var undo: Int
+        /// The patch's `redo`: how many steps global redo could re-apply after it.
         public var redo: Int
 
+        /// A step as its `patch` line carries it.
         public init(version: Int, ops: JSONPatch, cause: Cause, undo: Int, redo: Int) {
             self.version = version
             self.ops = ops
@@ -30,6 +36,7 @@ public struct Recording: Sendable, Equatable {
         }
     }
 
+    /// The room's name, from the first line's `room`.
     public var room: String
     /// The version of the first line's state.
     public var version: Int
@@ -40,6 +47,7 @@ public struct Recording: Sendable, Equatable {
     /// The room's epoch: with each step's version, it seeds the reducer's random source.
     public var epoch: String
 
+    /// A recording of `room` from the state at `version`, followed by `steps`.
     public init(room: String, version: Int, state: JSON, steps: [Step], epoch: String = "") {
         self.room = room
         self.version = version

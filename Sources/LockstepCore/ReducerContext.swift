@@ -18,6 +18,7 @@ public struct ReducerContext: Sendable {
     /// patches, why it is refused, or nil. The store takes a refused change back before it counts.
     public var refusal: (@Sendable (_ forward: JSONPatch, _ inverse: JSONPatch) -> String?)?
 
+    /// A context for the change at `version` of the room whose epoch is `epoch`, sent by `sender` at `time`.
     public init(sender: Sender? = nil, time: Int = 0, version: Int = 0, epoch: String = "") {
         self.sender = sender
         self.time = time

@@ -11,13 +11,15 @@ public struct Reduction<Action: Sendable>: Sendable {
     /// Takes the state after the action back to the state before it.
     public var inverse: JSONPatch
 
+    /// A change as its two patches, with the follow-up work `effect`.
     public init(forward: JSONPatch, inverse: JSONPatch, effect: Effect<Action> = .none) {
         self.forward = forward
         self.inverse = inverse
         self.effect = effect
     }
 
-    /// The operations a JSON Patch performed on a document, as ``JSONPatch/applyRecording(to:)`` returns them.
+    /// The operations a JSON Patch performed on a document, as ``LockstepJSON/JSONPatch/applyRecording(to:)``
+    /// returns them.
     public init(_ applied: AppliedPatch, effect: Effect<Action> = .none) {
         self.init(forward: applied.forward, inverse: applied.inverse, effect: effect)
     }

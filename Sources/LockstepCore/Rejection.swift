@@ -6,6 +6,7 @@ public struct Rejection: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why the action was refused, in words a client can show.
     public var message: String
 
+    /// A refusal the sender reads as `message`.
     public init(_ message: String) {
         self.message = message
     }

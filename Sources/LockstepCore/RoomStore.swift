@@ -2,7 +2,9 @@ public import LockstepJSON
 
 /// A store seen through JSON, whatever its reducer: what a server keeps for each room.
 public protocol RoomStore: Sendable {
+    /// The room's current version: 0 before its first change, then one more with each.
     var version: Int { get }
+    /// The room's undo and redo stacks, and who made each recent change.
     var history: History { get }
 
     /// The current state as the JSON clients see.
@@ -14,9 +16,14 @@ public protocol RoomStore: Sendable {
     /// Applies an action that one of this room's effects sent; the context names the sender whose action started it.
     mutating func send(effect action: EffectAction, context: ReducerContext) throws(StoreError) -> RoomOutcome
 
+    /// Takes back the room's latest change not yet undone (global undo); ``StoreError/nothingToUndo`` when there is
+    /// none.
     mutating func undo(context: ReducerContext) throws(StoreError) -> Change
+    /// Re-applies the latest globally undone change; ``StoreError/nothingToRedo`` when there is none.
     mutating func redo(context: ReducerContext) throws(StoreError) -> Change
+    /// Takes back the context's sender's latest change in effect, on top of later ones (undo mine).
     mutating func undoMine(context: ReducerContext) throws(StoreError) -> Change
+    /// Re-applies the change the sender's latest undo mine took back (redo mine).
     mutating func redoMine(context: ReducerContext) throws(StoreError) -> Change
 
     /// Makes `state`, the room's state at `version`, current again as one new change; nil when it already is.

@@ -8,6 +8,7 @@
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
+    /// A generator that starts from `seed`; the same seed gives the same numbers.
     public init(seed: UInt64) {
         state = seed
     }

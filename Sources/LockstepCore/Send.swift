@@ -9,6 +9,7 @@ public struct Send<Action: Sendable>: Sendable {
         self.body = body
     }
 
+    /// Delivers `action` to the room, which applies it as an `effect`.
     public func callAsFunction(_ action: Action) async {
         await body(action)
     }

@@ -14,6 +14,7 @@ public struct Sender: Sendable, Equatable, Hashable {
     /// reconnections and servers), else the connection (`connection` must then be unique to the server run).
     public var author: String
 
+    /// A sender; its ``author`` is its `session` when it has one, else `connection` (by default `client`).
     public init(
         client: String, name: String? = nil, session: String? = nil, subject: String? = nil, role: String? = nil,
         connection: String? = nil

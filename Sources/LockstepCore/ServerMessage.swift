@@ -5,25 +5,38 @@ public import LockstepJSON
 /// The server encodes each once (a patch goes to every client as the same bytes); clients decode
 /// them with ``init(json:)``.
 public enum ServerMessage: Sendable, Equatable {
+    /// The room's state at `version` as the client may see it, and the connection's id `you`: the first message on a
+    /// connection, and again when the client must resynchronise. `undo` and `redo` are global undo's counts.
     case snapshot(room: String, you: String, version: Int, state: JSON, undo: Int, redo: Int)
+    /// The connection resumed at `version`: the patches after it follow, and no snapshot.
     case resume(room: String, you: String, version: Int)
+    /// One change, to every client of the room: `ops` take the state of `version - 1` to that of `version`; `cause`
+    /// says what made it, `undo` and `redo` how many steps global undo and redo can take now.
     case patch(version: Int, ops: JSONPatch, cause: Cause, undo: Int, redo: Int)
+    /// To the sender: its request `id` was applied (or changed nothing) and the room is at `version`.
     case ack(id: String?, version: Int)
+    /// To the sender: its request `id` was not applied; `code` is one of the protocol's codes, `message` for people.
     case error(id: String?, code: String, message: String)
+    /// The clients now in the room, in join order.
     case presence([Peer])
+    /// The answer to a `history` request: the latest changes, newest last.
     case history(id: String?, entries: [HistoryRecord])
 
     /// One line of a `history` answer.
     public struct HistoryRecord: Sendable, Equatable {
+        /// The version the change produced.
         public var version: Int
+        /// The change's `cause`, the same as in its patch.
         public var cause: Cause
 
+        /// An entry for the change at `version`.
         public init(version: Int, cause: Cause) {
             self.version = version
             self.cause = cause
         }
     }
 
+    /// The message as the server sends it.
     public var json: JSON {
         switch self {
         case .snapshot(let room, let you, let version, let state, let undo, let redo):
@@ -61,6 +74,7 @@ public enum ServerMessage: Sendable, Equatable {
         return .object(object)
     }
 
+    /// Reads a message a server sent; an unknown `type` or a missing field is `bad_message`.
     public init(json: JSON) throws(WireError) {
         let object = try WireError.object(json)
         func string(_ key: String) throws(WireError) -> String {

@@ -13,7 +13,9 @@ public struct Store<R: Reducer>: Sendable {
         public let effect: Effect<R.Action>
     }
 
+    /// The app's rules: what each action does to the state.
     public let reducer: R
+    /// The room's current state, typed.
     public internal(set) var state: R.State
     public internal(set) var version: Int
     public internal(set) var history: History

@@ -7,6 +7,7 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A JSON object, but not a message: unknown `type`, a missing or ill-typed field: `bad_message`.
     case badMessage(String)
 
+    /// The `error` message's `code`: `bad_json` or `bad_message`.
     public var code: String {
         switch self {
         case .badJSON: "bad_json"
@@ -14,6 +15,7 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Why the frame was refused, for the `error` message's `message`.
     public var message: String {
         switch self {
         case .badJSON(let reason), .badMessage(let reason): reason

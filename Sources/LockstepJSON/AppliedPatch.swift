@@ -13,6 +13,7 @@ public struct AppliedPatch: Sendable, Hashable {
     /// The operations that undo `forward`, in the order to apply them.
     public var inverse: JSONPatch
 
+    /// A patch as applied, from the operations it performed and their undo.
     public init(forward: JSONPatch, inverse: JSONPatch) {
         self.forward = forward
         self.inverse = inverse

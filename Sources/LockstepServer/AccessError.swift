@@ -20,6 +20,7 @@ public enum AccessError: Error, Equatable, Sendable {
     /// The wire error code: `unauthorized` for every token problem.
     public var code: String { "unauthorized" }
 
+    /// What went wrong and how to fix it, sent to the client as the error's `message`.
     public var message: String {
         switch self {
         case .missingToken:

@@ -26,9 +26,12 @@ public struct RecordingReplay<R: Reducer> {
         public var description: String { "version \(version): \(message)" }
     }
 
+    /// The reducer under test, which replays every recorded action.
     public let reducer: R
+    /// The undo depth of the replay's store; give the server's (`--undo-depth`) so undo takes back the same changes.
     public let undoDepth: Int
 
+    /// A replay through `reducer`, with the server's undo depth.
     public init(_ reducer: R, undoDepth: Int = 1000) {
         self.reducer = reducer
         self.undoDepth = undoDepth

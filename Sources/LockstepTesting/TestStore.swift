@@ -22,17 +22,20 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     public private(set) var store: Store<R>
     private var pendingActions: [R.Action] = []
 
+    /// A harness for `reducer`, starting from `state` (the reducer's initial state by default) at version 0.
     public init(_ reducer: R, state: R.State? = nil, undoDepth: Int = 1000) {
         store = Store(reducer: reducer, state: state, history: History(depth: undoDepth))
     }
 
+    /// The store's current state, after every action sent so far.
     public var state: R.State { store.state }
+    /// The store's current version: one more for each action, undo or redo that changed the state.
     public var version: Int { store.version }
 
     /// Sends `action`, expecting it to change the state exactly as `update` does to the old one.
     ///
     /// Pass an `update` that changes nothing to state that the action is a no-op, and a `context` to send it as
-    /// someone, at some time (what a ``ContextualReducer`` reads, and whose change undo mine takes back).
+    /// someone, at some time (what a ``LockstepCore/ContextualReducer`` reads, and whose change undo mine takes back).
     @discardableResult
     public func send(
         _ action: R.Action,
@@ -202,7 +205,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     }
 
     /// Fails unless the change's patches turn the old state's JSON into the new one and back, as clients and
-    /// undo rely on; a ``PatchingReducer`` writes its patches itself.
+    /// undo rely on; a ``LockstepCore/PatchingReducer`` writes its patches itself.
     private func expectPatches(
         of change: Change, from before: R.State,
         fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
