@@ -28,7 +28,7 @@ final class LocalLogPipeline: LoggingPipeline {
         queue.rows.append(
             StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
         queue.pending.append(.patch(room, patch))
-        storeEpoch(of: room)
+        storeEpoch(of: room, server: server)
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= server.configuration.snapshotInterval {
             queue.snapshots += server.snapshot(of: room).map { [$0] } ?? []
@@ -38,7 +38,7 @@ final class LocalLogPipeline: LoggingPipeline {
 
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
         queue.marks.append(mark)
-        storeEpoch(of: room)
+        storeEpoch(of: room, server: server)
         scheduleWrite(server: server)
     }
 
@@ -63,11 +63,13 @@ final class LocalLogPipeline: LoggingPipeline {
         await StoredRoomImage.read(room: room, from: log, configuration: server.configuration, repairing: true)
     }
 
-    /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.
-    private func storeEpoch(of room: Room) {
+    /// Has the next write store `room`'s epoch (and a new room's initial state), once: it goes with the room's first
+    /// change or mark.
+    private func storeEpoch(of room: Room, server: isolated SyncServer) {
         guard !room.epochStored else { return }
         room.epochStored = true
         queue.epochs[room.name] = room.epoch
+        if let initial = server.initialSnapshot(of: room) { queue.snapshots.append(initial) }
     }
 
     /// Starts a write after the current callback, so changes arriving together share one transaction.

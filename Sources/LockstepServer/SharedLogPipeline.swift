@@ -182,6 +182,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         if !room.epochStored {
             room.epochStored = true
             state.writes.epochs[room.name] = room.epoch
+            if let initial = server.initialSnapshot(of: room) { state.writes.snapshots.append(initial) }
         }
         let (rows, snapshots, sessions) = state.writes.takeWrite(sessions: server.sessionWrites())
         state.batchRows = rows

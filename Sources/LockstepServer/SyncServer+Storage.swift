@@ -36,7 +36,7 @@ extension SyncServer {
         do {
             let snapshot = StoredSnapshot(
                 room: room.name, version: room.store.version, state: try room.store.stateJSON().serialized(),
-                history: HistoryCoding.encode(room.store.history)
+                history: HistoryCoding.encode(room.store.history), stateVersion: configuration.app.evolution.version
             )
             room.changesSinceSnapshot = 0
             return snapshot
@@ -44,6 +44,19 @@ extension SyncServer {
             logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
             return nil
         }
+    }
+
+    /// For a room this server made, of an app past state version 1: its initial state as a snapshot of version 0, to
+    /// go with its first stored write, so that the state version its changes were written in is known (a room with
+    /// no snapshot is taken as stored in version 1, as every room was before apps had state versions).
+    func initialSnapshot(of room: Room) -> StoredSnapshot? {
+        let evolution = configuration.app.evolution
+        guard room.startedEmpty, evolution.version > 1,
+            let state = try? configuration.app.makeStore(undoDepth: configuration.undoDepth).stateJSON()
+        else { return nil }
+        return StoredSnapshot(
+            room: room.name, version: 0, state: state.serialized(),
+            history: HistoryCoding.encode(History(depth: configuration.undoDepth)), stateVersion: evolution.version)
     }
 
     /// Takes `room` out of memory and sends its clients away with `notice`: they reconnect to what storage has.

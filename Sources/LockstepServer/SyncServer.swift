@@ -82,7 +82,7 @@ public actor SyncServer {
         let storage =
             try storage
             ?? configuration.dataDirectory.map { directory throws(StorageError) in
-                try RoomLog(directory: directory, sync: configuration.sync)
+                try RoomLog(directory: directory, sync: configuration.sync, app: configuration.app.name)
             }
         let data: String
         switch storage {
