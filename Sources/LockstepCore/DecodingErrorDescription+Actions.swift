@@ -10,7 +10,8 @@ extension DecodingErrorDescription {
         guard case .typeMismatch(_, let context) = error as? DecodingError,
             context.debugDescription.hasPrefix("Invalid number of keys found")
         else { return }
-        let shape = "an action is an object with exactly one member, named after one of the cases of \(name), "
+        let shape =
+            "an action is an object with exactly one member, named after one of the cases of \(name), "
             + #"holding that case's fields: {"CASE":{"FIELD":VALUE}}"#
         let pointer = JSONPointer(tokens: context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue })
         let value = action.value(at: pointer)
@@ -20,7 +21,8 @@ extension DecodingErrorDescription {
             found = "found an empty object"
         case .object(let object)?:
             let members = object.keys.map { "\"\($0)\"" }.joined(separator: ", ")
-            found = "found the member\(object.count == 1 ? "" : "s") \(members), "
+            found =
+                "found the member\(object.count == 1 ? "" : "s") \(members), "
                 + (object.count == 1 ? "which is not a case of \(name)" : "not one case")
         default:
             found = "found \(value.map { "\($0)" } ?? "nothing")"

@@ -16,7 +16,8 @@ extension Recording {
                 try steps[index].ops.apply(to: &old)
             } catch {
                 throw .failed(
-                    from: stateVersion, reason: "the recording's patch of version \(steps[index].version) does not apply: \(error)")
+                    from: stateVersion,
+                    reason: "the recording's patch of version \(steps[index].version) does not apply: \(error)")
             }
             let next = try evolution.migrate(old, from: stateVersion)
             migrated.steps[index].ops = JSONPatch(from: previous, to: next)

@@ -38,9 +38,11 @@ extension RoomLog {
         try await write { db in
             try Self.store(snapshot, db, now: now)
             try db.execute(
-                sql: "DELETE FROM changes WHERE room = ? AND version <= ?", arguments: [snapshot.room, snapshot.version])
+                sql: "DELETE FROM changes WHERE room = ? AND version <= ?",
+                arguments: [snapshot.room, snapshot.version])
             try db.execute(
-                sql: "INSERT OR REPLACE INTO room_epochs (room, epoch) VALUES (?, ?)", arguments: [snapshot.room, epoch])
+                sql: "INSERT OR REPLACE INTO room_epochs (room, epoch) VALUES (?, ?)",
+                arguments: [snapshot.room, epoch])
         }
     }
 }

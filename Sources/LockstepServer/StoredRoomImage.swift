@@ -47,14 +47,13 @@ struct StoredRoomImage: Sendable {
                 epoch = migrated
             }
             let version = replay.store.version
+            // A migrated room's snapshot is the one just written.
+            let snapshotVersion = replay.migratedFrom != nil ? version : stored.snapshot?.version ?? 0
             let recent = try await log.changes(
                 room: room, after: max(0, version - configuration.resumeWindow), through: version, limit: .max)
             return .success(
                 StoredRoomImage(
-                    replay: replay,
-                    snapshotVersion: replay.migratedFrom != nil ? version : stored.snapshot?.version ?? 0, recent: recent,
-                    epoch: epoch,
-                    marks: marks))
+                    replay: replay, snapshotVersion: snapshotVersion, recent: recent, epoch: epoch, marks: marks))
         } catch {
             return .failure(error)
         }

@@ -33,7 +33,8 @@ public struct RoomReplay: Sendable {
                 history = try HistoryCoding.decode(snapshot.history, depth: undoDepth)
             } catch {
                 throw .unloadableRoom(
-                    room: room, version: snapshot.version, reason: "its snapshot of version \(snapshot.version) is damaged: \(error)")
+                    room: room, version: snapshot.version,
+                    reason: "its snapshot of version \(snapshot.version) is damaged: \(error)")
             }
             version = snapshot.version
         } else {

@@ -4,10 +4,12 @@ import Testing
 
 /// Migrations of stored states, without a server: their order, their edits, and what they refuse.
 @Suite struct StateEvolutionTests {
-    static let evolution = StateEvolution(version: 3, migrations: [
-        Migration(from: 1) { state in try state.renameMember("title", to: "name") },
-        Migration(from: 2) { state in try state.setMember("tags", to: []) },
-    ])
+    static let evolution = StateEvolution(
+        version: 3,
+        migrations: [
+            Migration(from: 1) { state in try state.renameMember("title", to: "name") },
+            Migration(from: 2) { state in try state.setMember("tags", to: []) },
+        ])
 
     @Test func migrationsRunInOrderFromTheStoredVersion() throws {
         #expect(try Self.evolution.migrate(["title": "a", "n": 1], from: 1) == ["name": "a", "n": 1, "tags": []])
@@ -29,7 +31,8 @@ import Testing
         }
         try state.modify("/cards/1") { card in try card.setMember("done", to: true) }
         try state.renameMember("a", to: "count")
-        #expect(state.serialized() == Array(#"{"count":1,"cards":[{"title":"x"},{"title":"y","done":true}],"z":0}"#.utf8))
+        #expect(
+            state.serialized() == Array(#"{"count":1,"cards":[{"title":"x"},{"title":"y","done":true}],"z":0}"#.utf8))
         #expect(throws: StateEditError.missing(pointer: "/nothing")) { try state.modify("/nothing") { _ in } }
         #expect(throws: StateEditError.notAContainer(pointer: "/z")) { try state.modifyEach("/z") { _ in } }
         var number: JSON = 1
@@ -39,9 +42,11 @@ import Testing
     @Test func aMigrationBetweenSwiftTypesDecodesTheOldAndEncodesTheNew() throws {
         struct Old: Decodable { var title: String }
         struct New: Encodable { var name: String; var done: Bool }
-        let evolution = StateEvolution(version: 2, migrations: [
-            Migration(from: 1, decoding: Old.self) { old in New(name: old.title, done: false) }
-        ])
+        let evolution = StateEvolution(
+            version: 2,
+            migrations: [
+                Migration(from: 1, decoding: Old.self) { old in New(name: old.title, done: false) }
+            ])
         #expect(try evolution.migrate(["title": "a"], from: 1) == ["name": "a", "done": false])
         do {
             _ = try evolution.migrate(["name": "a"], from: 1)
@@ -66,7 +71,9 @@ import Testing
         let unknown = try #require(refusal(["renam": ["_0": "x"]]))
         #expect(unknown.contains("one member, named after one of the cases of Action"))
         #expect(unknown.contains(#"found the member "renam", which is not a case of Action"#))
-        #expect(try #require(refusal(["rename": "x", "vote": ["card": 1]])).contains(#"members "rename", "vote", not one case"#))
+        #expect(
+            try #require(refusal(["rename": "x", "vote": ["card": 1]])).contains(
+                #"members "rename", "vote", not one case"#))
         #expect(refusal(["addCard": ["at": 0]]) == #"not an action of this app: missing field "text" at /addCard"#)
         #expect(refusal("rename") == "not an action of this app: expected an object")
     }

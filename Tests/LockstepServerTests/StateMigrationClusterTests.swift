@@ -18,7 +18,9 @@ import Testing
 
         var servers: [SyncServer] = []
         defer { for server in servers { server.shutdown() } }
-        for _ in 0..<2 { servers.append(try await clusterNode(on: postgres, app: Shelf.v2, operationTimeout: .seconds(20))) }
+        for _ in 0..<2 {
+            servers.append(try await clusterNode(on: postgres, app: Shelf.v2, operationTimeout: .seconds(20)))
+        }
         // Both servers load the room at once: each migrates it, to the same state and epoch.
         let (one, two) = (servers[0], servers[1])
         async let first = TestClient.connect(one, using: sharedTransport)

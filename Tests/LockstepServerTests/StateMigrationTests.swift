@@ -112,10 +112,11 @@ import Testing
         #expect(recording.stateVersion == 1)
         let migrated = try recording.migrated(by: Shelf.v2.evolution)
         #expect(migrated.state == Shelf.migrated([]))
-        #expect(migrated.steps.map(\.ops) == [
-            JSONPatch([.add(path: try JSONPointer("/books/0"), value: ["name": "Dune", "read": false])]),
-            JSONPatch([.add(path: try JSONPointer("/books/1"), value: ["name": "Emma", "read": false])]),
-        ])
+        #expect(
+            migrated.steps.map(\.ops) == [
+                JSONPatch([.add(path: try JSONPointer("/books/0"), value: ["name": "Dune", "read": false])]),
+                JSONPatch([.add(path: try JSONPointer("/books/1"), value: ["name": "Emma", "read": false])]),
+            ])
         #expect(RecordingReplay(Shelf.V2(), stateVersion: 2, migrations: Shelf.migrations).check(recording) == nil)
     }
 
