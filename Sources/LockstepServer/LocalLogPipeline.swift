@@ -28,7 +28,8 @@ final class LocalLogPipeline: LoggingPipeline {
         queue.rows.append(
             StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
         queue.pending.append(.patch(room, patch))
-        storeEpoch(of: room, server: server)
+        queue.snapshots += server.initialSnapshot(of: room, storing: patch.version)
+        storeEpoch(of: room)
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= server.configuration.snapshotInterval {
             queue.snapshots += server.snapshot(of: room).map { [$0] } ?? []
@@ -38,7 +39,7 @@ final class LocalLogPipeline: LoggingPipeline {
 
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
         queue.marks.append(mark)
-        storeEpoch(of: room, server: server)
+        storeEpoch(of: room)
         scheduleWrite(server: server)
     }
 
@@ -63,13 +64,11 @@ final class LocalLogPipeline: LoggingPipeline {
         await StoredRoomImage.read(room: room, from: log, configuration: server.configuration, repairing: true)
     }
 
-    /// Has the next write store `room`'s epoch (and a new room's initial state), once: it goes with the room's first
-    /// change or mark.
-    private func storeEpoch(of room: Room, server: isolated SyncServer) {
+    /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.
+    private func storeEpoch(of room: Room) {
         guard !room.epochStored else { return }
         room.epochStored = true
         queue.epochs[room.name] = room.epoch
-        if let initial = server.initialSnapshot(of: room) { queue.snapshots.append(initial) }
     }
 
     /// Starts a write after the current callback, so changes arriving together share one transaction.

@@ -160,8 +160,6 @@ final class Room {
     private(set) var releasedVersion: Int
     /// Changes since the last stored snapshot.
     var changesSinceSnapshot = 0
-    /// The room was new when it came into memory, so its first write stores its initial state too.
-    var startedEmpty = false
 
     /// Broadcasts a patch whose change is stored, and remembers it for resuming clients and `history`; returns the
     /// clients that were waiting for it, now following the stream.

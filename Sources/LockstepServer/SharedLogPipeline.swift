@@ -67,6 +67,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         writes.rows.append(
             StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
         writes.pending.append(.patch(room, patch))
+        writes.snapshots += server.initialSnapshot(of: room, storing: patch.version)
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= server.configuration.snapshotInterval, let snapshot = server.snapshot(of: room)
         {
@@ -182,7 +183,6 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         if !room.epochStored {
             room.epochStored = true
             state.writes.epochs[room.name] = room.epoch
-            if let initial = server.initialSnapshot(of: room) { state.writes.snapshots.append(initial) }
         }
         let (rows, snapshots, sessions) = state.writes.takeWrite(sessions: server.sessionWrites())
         state.batchRows = rows

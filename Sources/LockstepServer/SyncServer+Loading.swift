@@ -88,7 +88,6 @@ extension SyncServer {
             recent: image.recent.compactMap(Self.loggedPatch)
         )
         room.changesSinceSnapshot = store.version - image.snapshotVersion
-        room.startedEmpty = image.replay == nil
         room.privateParts = privateParts
         if let epoch = image.epoch {
             room.epoch = epoch

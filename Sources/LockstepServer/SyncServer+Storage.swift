@@ -46,17 +46,19 @@ extension SyncServer {
         }
     }
 
-    /// For a room this server made, of an app past state version 1: its initial state as a snapshot of version 0, to
-    /// go with its first stored write, so that the state version its changes were written in is known (a room with
-    /// no snapshot is taken as stored in version 1, as every room was before apps had state versions).
-    func initialSnapshot(of room: Room) -> StoredSnapshot? {
+    /// With a room's first change (`version` 1), for an app past state version 1: the initial state as a snapshot of
+    /// version 0, so that the state version the room's changes are written in is known (a room with no snapshot is
+    /// taken as stored in version 1, as every room was before apps had state versions).
+    func initialSnapshot(of room: Room, storing version: Int) -> [StoredSnapshot] {
         let evolution = configuration.app.evolution
-        guard room.startedEmpty, evolution.version > 1,
+        guard version == 1, evolution.version > 1,
             let state = try? configuration.app.makeStore(undoDepth: configuration.undoDepth).stateJSON()
-        else { return nil }
-        return StoredSnapshot(
-            room: room.name, version: 0, state: state.serialized(),
-            history: HistoryCoding.encode(History(depth: configuration.undoDepth)), stateVersion: evolution.version)
+        else { return [] }
+        return [
+            StoredSnapshot(
+                room: room.name, version: 0, state: state.serialized(),
+                history: HistoryCoding.encode(History(depth: configuration.undoDepth)), stateVersion: evolution.version)
+        ]
     }
 
     /// Takes `room` out of memory and sends its clients away with `notice`: they reconnect to what storage has.

@@ -46,4 +46,22 @@ import Testing
         #expect(room["state"] == Shelf.migrated(["Dune", "Emma", "Ulysses"], read: [0]))
         #expect(try postgres.sql("SELECT state_version FROM snapshots WHERE room = 'test'") == "2")
     }
+
+    @Test func aRoomMadeUnderVersion2InTheClusterIsNotMigratedAgain() async throws {
+        let postgres = try PostgresServer()
+        defer { postgres.stop() }
+        let first = try await clusterNode(on: postgres, app: Shelf.v2, operationTimeout: .seconds(20))
+        let client = try await TestClient.connect(first, using: sharedTransport)
+        let epoch = try #require(try await client.nextJSON(type: "snapshot")["epoch"]?.stringValue)
+        client.send(.action(id: "a", action: Shelf.add("Dune")))
+        client.send(.action(id: "r", action: ["markRead": ["index": 0]]))
+        _ = try await client.next { $0 == .ack(id: "r", version: 2) }
+        first.shutdown()
+
+        let second = try await clusterNode(on: postgres, app: Shelf.v2, operationTimeout: .seconds(20))
+        defer { second.shutdown() }
+        let room = try #require(try await HTTPGet(port: second.port, path: "/rooms/test").json)
+        #expect(room["state"] == Shelf.migrated(["Dune"], read: [0]))
+        #expect(room["epoch"]?.stringValue == epoch)
+    }
 }
