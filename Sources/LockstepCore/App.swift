@@ -57,15 +57,16 @@ public struct App: Sendable {
         }
     }
 
-    /// A room rebuilt from a state stored under `stateVersion`, migrated to the current one first.
-    ///
-    /// The migrated room starts a new undo history: what was kept describes changes to the older shape.
-    public func migrateStore(
-        state: JSON, stateVersion: Int, version: Int, undoDepth: Int
+    /// A room rebuilt from a state stored under `stateVersion`, its version and history; a state of an older version
+    /// is migrated to the current one first, and then starts a new undo history (what was kept describes changes to
+    /// the older shape).
+    public func loadStore(
+        state: JSON, stateVersion: Int, version: Int, history: History
     ) throws(MigrationError) -> any RoomStore {
-        let migrated = try evolution.migrate(state, from: stateVersion)
+        let current = stateVersion == evolution.version
+        let migrated = current ? state : try evolution.migrate(state, from: stateVersion)
         do throws(StoreError) {
-            return try make(migrated, version, History(depth: undoDepth))
+            return try make(migrated, version, current ? history : History(depth: history.depth))
         } catch {
             throw .undecodable(stateVersion: evolution.version, reason: Self.reason(error))
         }

@@ -45,16 +45,8 @@ public struct RoomReplay: Sendable {
 
         let damagedFrom = Self.replay(stored.changes, state: &state, history: &history, version: &version)
         self.damagedFrom = damagedFrom
-        guard stateVersion != app.evolution.version else {
-            do {
-                store = try app.restoreStore(state: state, version: version, history: history)
-            } catch {
-                throw .unloadableRoom(room: room, version: version, reason: error.message)
-            }
-            migratedFrom = nil
-            return
-        }
-        if stored.snapshot == nil, let damagedFrom {
+        let migrating = stateVersion != app.evolution.version
+        if migrating, stored.snapshot == nil, let damagedFrom {
             // Changes of a room stored before state versions, replayed onto today's initial state: a patch that does
             // not apply may be the older shape's, not damage, so nothing is cut.
             throw .unloadableRoom(
@@ -63,12 +55,11 @@ public struct RoomReplay: Sendable {
                     + "to the app's initial state of version \(app.evolution.version)")
         }
         do {
-            store = try app.migrateStore(
-                state: state, stateVersion: stateVersion, version: version, undoDepth: undoDepth)
+            store = try app.loadStore(state: state, stateVersion: stateVersion, version: version, history: history)
         } catch {
             throw .unloadableRoom(room: room, version: version, reason: error.description)
         }
-        migratedFrom = stateVersion
+        migratedFrom = migrating ? stateVersion : nil
     }
 
     private static func initialState(of app: App, undoDepth: Int, room: String) throws(StorageError) -> JSON {

@@ -67,6 +67,9 @@ enum Shelf {
         "shelf", summary: "books, a careless version 2", reducer: V2(), stateVersion: 2,
         migrations: [Migration(from: 1) { state in try state.setMember("owner", to: "nobody") }])
 
+    /// Version 2's `State` without a new state version, as a developer who forgot it would run it.
+    static let forgetful = App("shelf", summary: "books, version 2 under version 1", reducer: V2())
+
     /// The action adding a book, in either version.
     static func add(_ title: String) -> JSON { ["add": ["title": .string(title)]] }
 

@@ -101,6 +101,27 @@ import Testing
         }
     }
 
+    /// A `State` changed without raising the state version: the room is refused, saying what to do.
+    @Test func aChangedStateWithoutAMigrationIsToldToAddOne() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory, app: Shelf.v1) { server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            client.send(.action(id: "a", action: Shelf.add("Dune")))
+            try await client.catchUp(to: 1)
+        }
+        try await withStoredServer(in: directory, app: Shelf.forgetful) { server in
+            let read = try await HTTPGet(port: server.port, path: "/rooms/test")
+            #expect(read.status == 503)
+            #expect(read.text.contains("room test (version 1) cannot be loaded: it does not decode as the app's State"))
+            #expect(read.text.contains("add a migration"))
+        }
+        try await withStoredServer(in: directory, app: Shelf.v2) { server in
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["state"] == Shelf.migrated(["Dune"]))
+        }
+    }
+
     @Test func aVersion1RecordingReplaysIntoVersion2() async throws {
         let bytes = try await withServer(app: Shelf.v1) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
