@@ -12,7 +12,7 @@ extension JSON {
     /// Renames member `key` to `newKey`, keeping its place; does nothing when the object has no `key`.
     public mutating func renameMember(_ key: String, to newKey: String) throws(StateEditError) {
         guard case .object(let object) = self else { throw .notAnObject(key: key) }
-        guard object[key] != nil else { return }
+        guard object[key] != nil, key != newKey else { return }
         var renamed = JSONObject()
         for (name, value) in Array(object) where name != newKey { renamed[name == key ? newKey : name] = value }
         self = .object(renamed)

@@ -31,6 +31,7 @@ import Testing
         }
         try state.modify("/cards/1") { card in try card.setMember("done", to: true) }
         try state.renameMember("a", to: "count")
+        try state.renameMember("z", to: "z")
         #expect(
             state.serialized() == Array(#"{"count":1,"cards":[{"title":"x"},{"title":"y","done":true}],"z":0}"#.utf8))
         #expect(throws: StateEditError.missing(pointer: "/nothing")) { try state.modify("/nothing") { _ in } }

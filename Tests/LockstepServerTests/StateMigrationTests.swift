@@ -63,6 +63,8 @@ import Testing
             let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(room["state"] == Shelf.migrated(["Dune"]))
             #expect(room["epoch"]?.stringValue == epoch)
+            let log = try await HTTPGet(port: server.port, path: "/rooms/test/log?after=0")
+            #expect(try Recording(ndjson: log.body).stateVersion == 2)
         }
     }
 
