@@ -3,18 +3,23 @@ import LockstepJSON
 extension DecodingErrorDescription {
     /// Why `action` is not an `Action` of the app, for a client author: the decoding path and the field it expected,
     /// and, where Swift's synthesized `Codable` for an enum found no case it knows, the shape such actions take and
-    /// the members it found instead.
+    /// the members it found instead; for an action type with ``ActionExamples``, every shape it accepts.
     init(action: JSON, type: Any.Type, error: any Error) {
         self.init(error)
-        let name = String(describing: type)
-        guard case .typeMismatch(_, let context) = error as? DecodingError,
+        if case .typeMismatch(_, let context) = error as? DecodingError,
             context.debugDescription.hasPrefix("Invalid number of keys found")
-        else { return }
+        {
+            text = Self.noCase(of: String(describing: type), in: action, at: context.codingPath)
+        }
+        if let examples = type as? any ActionExamples.Type { text += "; accepted: " + examples.shapes }
+    }
+
+    /// Swift's synthesized decoding of an enum found no member naming one of its cases.
+    private static func noCase(of name: String, in action: JSON, at path: [any CodingKey]) -> String {
         let shape =
             "an action is an object with exactly one member, named after one of the cases of \(name), "
             + #"holding that case's fields: {"CASE":{"FIELD":VALUE}}"#
-        let pointer = JSONPointer(tokens: context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue })
-        let value = action.value(at: pointer)
+        let value = action.value(at: JSONPointer(tokens: path.map { $0.intValue.map(String.init) ?? $0.stringValue }))
         let found: String
         switch value {
         case .object(let object)? where object.isEmpty:
@@ -27,6 +32,6 @@ extension DecodingErrorDescription {
         default:
             found = "found \(value.map { "\($0)" } ?? "nothing")"
         }
-        text = "\(shape); \(found)\(Self.location(context.codingPath))"
+        return "\(shape); \(found)\(location(path))"
     }
 }

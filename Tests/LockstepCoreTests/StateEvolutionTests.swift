@@ -78,4 +78,31 @@ import Testing
         #expect(refusal(["addCard": ["at": 0]]) == #"not an action of this app: missing field "text" at /addCard"#)
         #expect(refusal("rename") == "not an action of this app: expected an object")
     }
+
+    /// A reducer whose actions show their shapes.
+    struct Shapes: Reducer {
+        enum Action: Codable, Sendable, ActionExamples {
+            case add(title: String, tags: [String])
+            case move(card: Int, to: Double)
+            case clear
+
+            static let examples: [Action] = [.add(title: "", tags: [""]), .move(card: 0, to: 0.5), .clear]
+        }
+
+        var initialState: Int { 0 }
+
+        func reduce(into state: inout Int, action: Action) throws(Rejection) -> Effect<Action> { .none }
+    }
+
+    @Test func anActionTypeWithExamplesListsEveryShapeItAccepts() throws {
+        var store: any RoomStore = Store(reducer: Shapes())
+        do {
+            _ = try store.send(json: ["add": ["title": 1]])
+            Issue.record("accepted an action of the wrong shape")
+        } catch {
+            #expect(
+                error.message == #"not an action of this app: expected a string at /add/title; accepted: "#
+                    + #"{"add":{"title":string,"tags":[string]}}, {"move":{"card":integer,"to":number}}, {"clear":{}}"#)
+        }
+    }
 }
