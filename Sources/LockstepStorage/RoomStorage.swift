@@ -23,7 +23,8 @@ public protocol RoomStorage: Sendable {
     func oldestChange(room: String) async throws(StorageError) -> Int?
     /// Replaces what `snapshot.room` holds with `snapshot`, whose state a server migrated to a newer state version,
     /// in one transaction: older snapshots and every change up to `snapshot.version` go (they describe the older
-    /// shape) and `epoch` becomes the room's. Throws, storing nothing, when the room has moved past that version.
+    /// shape) and `epoch` becomes the room's. A storage several servers share throws, storing nothing, when the room
+    /// has moved past that version.
     func storeMigration(_ snapshot: StoredSnapshot, epoch: String) async throws(StorageError)
     /// Forgets `room`'s changes from `version` on.
     func truncate(room: String, from version: Int) async throws(StorageError)
