@@ -14,7 +14,7 @@ extension PostgresRoomStorage {
                     throw StorageError.database(
                         "room \(room) moved past version \(snapshot.version) while it was migrated; read it again")
                 }
-                var sessions = SessionWrites(idleSeconds: .infinity, limit: .max)
+                let sessions = SessionWrites(idleSeconds: .infinity, limit: .max)
                 try await store(
                     RoomWrite(changes: [], snapshots: [snapshot], sessions: sessions), keepHistory: 0, connection)
                 try await connection.query(
