@@ -1,6 +1,7 @@
 import ArgumentParser
 import CustomDump
 import Foundation
+import LockstepApps
 import LockstepClient
 import LockstepCore
 import LockstepJSON
@@ -35,6 +36,9 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "How long to wait for each change to reach the room: 10s, 1m.")
     var timeout = Duration.seconds(10)
 
+    @Option(help: "The room's app: a recording made under an older state version of it is migrated first.")
+    var app: String?
+
     func run() async throws {
         let bytes: [UInt8]
         do {
@@ -44,9 +48,18 @@ struct Replay: AsyncParsableCommand {
         } catch {
             throw ValidationError("cannot read \(recording): \(error.localizedDescription)")
         }
-        let recording: Recording
+        var recording: Recording
         do {
             recording = try Recording(ndjson: bytes)
+            if let app {
+                guard let found = App.builtIn.first(where: { $0.name == app }) else {
+                    let names = App.builtIn.map(\.name).joined(separator: ", ")
+                    throw ValidationError("unknown app '\(app)'; choose one of: \(names)")
+                }
+                recording = try recording.migrated(by: found.evolution)
+            }
+        } catch let error as ValidationError {
+            throw error
         } catch {
             throw ValidationError("\(self.recording): \(error)")
         }

@@ -8,19 +8,36 @@ public struct App: Sendable {
     public let summary: String
     /// The parts of its rooms that only their owner sees, such as `/hands/{sub}`.
     public let privateParts: PrivateParts
+    /// The version of its state's shape, and how stored states of older versions are brought up to it.
+    public let evolution: StateEvolution
+    /// Builds a store; throws the decoding error's words when `state` is not a state of the reducer.
     private let make: @Sendable (_ state: JSON?, _ version: Int, _ history: History) throws(StoreError) -> any RoomStore
 
-    public init<R: Reducer>(_ name: String, summary: String, reducer: R, privateParts: PrivateParts = .none) {
+    /// An app whose rooms run `reducer`.
+    ///
+    /// When a new version of the app changes its `State` so that stored rooms no longer decode, raise `stateVersion`
+    /// and add the migration from the version before (see ``Migration``):
+    ///
+    /// ```swift
+    /// App("kanban", summary: "a shared board", reducer: Kanban(), stateVersion: 2, migrations: [
+    ///     Migration(from: 1) { state in try state.setMember("archived", to: false) },
+    /// ])
+    /// ```
+    public init<R: Reducer>(
+        _ name: String, summary: String, reducer: R, privateParts: PrivateParts = .none, stateVersion: Int = 1,
+        migrations: [Migration] = []
+    ) {
         self.name = name
         self.summary = summary
         self.privateParts = privateParts
+        evolution = StateEvolution(version: stateVersion, migrations: migrations)
         make = { (state, version, history) throws(StoreError) in
             guard let state else { return Store(reducer: reducer, version: version, history: history) }
             do {
                 return Store(
                     reducer: reducer, state: try state.decode(R.State.self), version: version, history: history)
             } catch {
-                throw .brokenState("a stored state does not decode: \(DecodingErrorDescription(error).text)")
+                throw .brokenState(DecodingErrorDescription(error).text)
             }
         }
     }
@@ -31,8 +48,33 @@ public struct App: Sendable {
         try! make(nil, 0, History(depth: undoDepth))
     }
 
-    /// A room rebuilt from a stored state, version and history.
+    /// A room rebuilt from a stored state of the current state version, its version and history.
     public func restoreStore(state: JSON, version: Int, history: History) throws(StoreError) -> any RoomStore {
-        try make(state, version, history)
+        do throws(StoreError) {
+            return try make(state, version, history)
+        } catch {
+            throw .brokenState("a stored state does not decode: \(Self.reason(error))")
+        }
+    }
+
+    /// A room rebuilt from a state stored under `stateVersion`, its version and history; a state of an older version
+    /// is migrated to the current one first, and then starts a new undo history (what was kept describes changes to
+    /// the older shape).
+    public func loadStore(
+        state: JSON, stateVersion: Int, version: Int, history: History
+    ) throws(MigrationError) -> any RoomStore {
+        let current = stateVersion == evolution.version
+        let migrated = current ? state : try evolution.migrate(state, from: stateVersion)
+        do throws(StoreError) {
+            return try make(migrated, version, current ? history : History(depth: history.depth))
+        } catch {
+            throw .undecodable(stateVersion: evolution.version, reason: Self.reason(error))
+        }
+    }
+
+    /// The words of a failed decode, as `make` threw them.
+    private static func reason(_ error: StoreError) -> String {
+        if case .brokenState(let reason) = error { return reason }
+        return error.message
     }
 }

@@ -1,6 +1,8 @@
+import LockstepJSON
+
 /// A `DecodingError` said in one line a client author can act on.
 struct DecodingErrorDescription {
-    let text: String
+    var text: String
 
     init(_ error: any Error) {
         guard let error = error as? DecodingError else {
@@ -21,7 +23,7 @@ struct DecodingErrorDescription {
         }
     }
 
-    private static func location(_ path: [any CodingKey]) -> String {
+    static func location(_ path: [any CodingKey]) -> String {
         guard !path.isEmpty else { return "" }
         let pointer = path.map { key in key.intValue.map(String.init) ?? key.stringValue }.joined(separator: "/")
         return " at /\(pointer)"
@@ -33,6 +35,8 @@ struct DecodingErrorDescription {
         case is Bool.Type: "a boolean"
         case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type: "an integer"
         case is Double.Type, is Float.Type: "a number"
+        case is JSONObject.Type: "an object"
+        case is [JSON].Type: "an array"
         default: "\(type)"
         }
     }

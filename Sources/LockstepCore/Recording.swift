@@ -46,14 +46,18 @@ public struct Recording: Sendable, Equatable {
     public var steps: [Step]
     /// The room's epoch: with each step's version, it seeds the reducer's random source.
     public var epoch: String
+    /// The app's state version (``StateEvolution``) the states and patches are written in; 1 when the first line
+    /// does not say.
+    public var stateVersion: Int
 
     /// A recording of `room` from the state at `version`, followed by `steps`.
-    public init(room: String, version: Int, state: JSON, steps: [Step], epoch: String = "") {
+    public init(room: String, version: Int, state: JSON, steps: [Step], epoch: String = "", stateVersion: Int = 1) {
         self.room = room
         self.version = version
         self.state = state
         self.steps = steps
         self.epoch = epoch
+        self.stateVersion = stateVersion
     }
 
     /// Reads NDJSON: a `snapshot` line, then one `patch` line per version; blank lines are skipped.
@@ -69,7 +73,7 @@ public struct Recording: Sendable, Equatable {
         }
         self.init(
             room: snapshot["room"]?.stringValue ?? "", version: version, state: snapshot["state"] ?? .null, steps: [],
-            epoch: snapshot["epoch"]?.stringValue ?? "")
+            epoch: snapshot["epoch"]?.stringValue ?? "", stateVersion: snapshot["stateVersion"]?.intValue ?? 1)
         while let (index, line) = lines.next() {
             let json = try Self.parse(Array(line), line: index + 1)
             let message: ServerMessage

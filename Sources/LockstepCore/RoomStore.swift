@@ -71,7 +71,7 @@ extension Store: RoomStore {
         do {
             decoded = try action.decode(R.Action.self)
         } catch {
-            throw .invalidAction(DecodingErrorDescription(error).text)
+            throw .invalidAction(DecodingErrorDescription(action: action, type: R.Action.self, error: error).text)
         }
         return try send(decoded, context: context).erased
     }

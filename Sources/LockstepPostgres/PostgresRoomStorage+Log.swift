@@ -27,13 +27,15 @@ extension PostgresRoomStorage {
         try await bounded("load room \(room)") { [self] in
             try await client.withConnection { connection in
                 var snapshot: StoredSnapshot?
-                for try await (version, state, history) in try await connection.query(
+                for try await (version, state, history, stateVersion) in try await connection.query(
                     """
-                    SELECT version, state, history FROM snapshots WHERE room = \(room)
+                    SELECT version, state, history, state_version FROM snapshots WHERE room = \(room)
                     ORDER BY version DESC LIMIT 1
                     """, logger: logger
-                ).decode((Int, ByteBuffer, ByteBuffer).self) {
-                    snapshot = StoredSnapshot(room: room, version: version, state: state.bytes, history: history.bytes)
+                ).decode((Int, ByteBuffer, ByteBuffer, Int).self) {
+                    snapshot = StoredSnapshot(
+                        room: room, version: version, state: state.bytes, history: history.bytes,
+                        stateVersion: stateVersion)
                 }
                 let changes = try await Self.changes(connection, room: room, after: snapshot?.version ?? 0, logger)
                 if snapshot == nil && changes.isEmpty { return nil }
@@ -134,11 +136,11 @@ extension PostgresRoomStorage {
         for snapshot in write.snapshots {
             try await connection.query(
                 """
-                INSERT INTO snapshots (room, version, state, history)
+                INSERT INTO snapshots (room, version, state, history, state_version)
                 VALUES (\(snapshot.room), \(snapshot.version), \(ByteBuffer(bytes: snapshot.state)),
-                    \(ByteBuffer(bytes: snapshot.history)))
+                    \(ByteBuffer(bytes: snapshot.history)), \(snapshot.stateVersion))
                 ON CONFLICT (room, version) DO UPDATE SET state = excluded.state, history = excluded.history,
-                    time = excluded.time
+                    time = excluded.time, state_version = excluded.state_version
                 """, logger: logger)
             try await connection.query(
                 "DELETE FROM snapshots WHERE room = \(snapshot.room) AND version < \(snapshot.version)",

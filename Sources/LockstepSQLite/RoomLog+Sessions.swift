@@ -4,8 +4,9 @@ public import LockstepStorage
 
 /// Session marks and room epochs, in the same SQLite file and transactions as the changes.
 extension RoomLog {
-    /// The schema this code writes (`PRAGMA user_version`): 1 added `session_marks` and `room_epochs`.
-    static let schemaVersion = 1
+    /// The schema this code writes (`PRAGMA user_version`): 1 added `session_marks` and `room_epochs`, 2 the snapshots'
+    /// `state_version` and the app marker (`RoomLog+StateVersions.swift`).
+    static let schemaVersion = 2
 
     /// Brings an older database up to ``schemaVersion``; refuses one written by a newer server.
     static func migrateSessions(_ db: Database) throws {
@@ -24,7 +25,6 @@ extension RoomLog {
                 CREATE TABLE IF NOT EXISTS room_epochs (
                     room TEXT PRIMARY KEY NOT NULL, epoch TEXT NOT NULL
                 ) WITHOUT ROWID;
-                PRAGMA user_version = \(schemaVersion);
                 """)
     }
 

@@ -26,7 +26,10 @@ public final class RoomLog: RoomStorage {
     private let thread = LogThread(name: "lockstep.rooms")
 
     /// Opens (creating if needed) the log in `directory`.
-    public init(directory: String, sync: Sync) throws(StorageError) {
+    ///
+    /// With `app`, refuses a directory whose rooms another app wrote, and marks an unmarked one as `app`'s; tools
+    /// that read any app's rooms pass nil.
+    public init(directory: String, sync: Sync, app: String? = nil) throws(StorageError) {
         self.directory = directory
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -55,7 +58,10 @@ public final class RoomLog: RoomStorage {
                         ) WITHOUT ROWID;
                         """)
                 try Self.migrateSessions(db)
+                try Self.migrateApps(db, directory: directory, app: app)
             }
+        } catch let error as StorageError {
+            throw error
         } catch {
             throw .unwritableDirectory(path: directory, reason: "\(error)")
         }
@@ -118,15 +124,7 @@ public final class RoomLog: RoomStorage {
                 )
             }
             for snapshot in snapshots {
-                try db.execute(
-                    sql:
-                        "INSERT OR REPLACE INTO snapshots (room, version, state, history, time) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [snapshot.room, snapshot.version, Data(snapshot.state), Data(snapshot.history), now]
-                )
-                try db.execute(
-                    sql: "DELETE FROM snapshots WHERE room = ? AND version < ?",
-                    arguments: [snapshot.room, snapshot.version]
-                )
+                try Self.store(snapshot, db, now: now)
                 try db.execute(
                     sql: "DELETE FROM changes WHERE room = ? AND version <= ?",
                     arguments: [snapshot.room, snapshot.version - keepHistory]
@@ -135,18 +133,36 @@ public final class RoomLog: RoomStorage {
         }
     }
 
+    /// Stores `snapshot` and forgets the room's older ones.
+    static func store(_ snapshot: StoredSnapshot, _ db: Database, now: Double) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO snapshots (room, version, state, history, time, state_version)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                snapshot.room, snapshot.version, Data(snapshot.state), Data(snapshot.history), now,
+                snapshot.stateVersion,
+            ])
+        try db.execute(
+            sql: "DELETE FROM snapshots WHERE room = ? AND version < ?", arguments: [snapshot.room, snapshot.version])
+    }
+
     /// The latest snapshot of `room` and every change after it; nil for a room never stored.
     public func load(room: String) async throws(StorageError) -> StoredRoom? {
         try await read { db in
             let snapshotRow = try Row.fetchOne(
                 db,
-                sql: "SELECT version, state, history FROM snapshots WHERE room = ? ORDER BY version DESC LIMIT 1",
+                sql: """
+                    SELECT version, state, history, state_version FROM snapshots WHERE room = ?
+                    ORDER BY version DESC LIMIT 1
+                    """,
                 arguments: [room]
             )
             let snapshot = snapshotRow.map { row in
                 StoredSnapshot(
                     room: room, version: row["version"], state: Array(row["state"] as Data),
-                    history: Array(row["history"] as Data)
+                    history: Array(row["history"] as Data), stateVersion: row["state_version"]
                 )
             }
             let changes = try Self.changes(db, room: room, after: snapshot?.version ?? 0)

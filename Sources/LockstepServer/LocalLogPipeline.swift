@@ -28,6 +28,7 @@ final class LocalLogPipeline: LoggingPipeline {
         queue.rows.append(
             StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
         queue.pending.append(.patch(room, patch))
+        queue.snapshots += server.initialSnapshot(of: room, storing: patch.version)
         storeEpoch(of: room)
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= server.configuration.snapshotInterval {

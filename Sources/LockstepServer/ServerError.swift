@@ -68,7 +68,8 @@ extension ServerError {
         case .unwritableDirectory(let path, let reason): self = .dataDirectoryUnwritable(path: path, reason: reason)
         case .unavailable(let reason): self = .databaseUnreachable(reason)
         case .badURL(let reason): self = .badDatabaseURL(reason)
-        case .appMismatch(let stored, let running): self = .otherApp(stored: stored, running: running)
+        case .appMismatch(let stored, let running), .directoryOfAnotherApp(_, let stored, let running):
+            self = .otherApp(stored: stored, running: running)
         default: self = .storage(error.description)
         }
     }

@@ -67,6 +67,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         writes.rows.append(
             StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
         writes.pending.append(.patch(room, patch))
+        writes.snapshots += server.initialSnapshot(of: room, storing: patch.version)
         room.changesSinceSnapshot += 1
         if room.changesSinceSnapshot >= server.configuration.snapshotInterval, let snapshot = server.snapshot(of: room)
         {

@@ -1,4 +1,5 @@
 import LockstepCore
+import LockstepJSON
 import LockstepStorage
 
 /// A room as its storage has it, read and replayed, ready to be put in memory.
@@ -25,28 +26,44 @@ struct StoredRoomImage: Sendable {
         room: String, from log: any RoomStorage, configuration: ServerConfiguration, repairing: Bool
     ) async -> Result<StoredRoomImage, StorageError> {
         do throws(StorageError) {
-            let epoch = try await log.epoch(room: room)
+            var epoch = try await log.epoch(room: room)
             let marks = try await log.marks(room: room)
             guard let stored = try await log.load(room: room) else {
                 return .success(
                     StoredRoomImage(replay: nil, snapshotVersion: 0, recent: [], epoch: epoch, marks: marks))
             }
-            let replay: RoomReplay
-            do {
-                replay = try RoomReplay(stored, app: configuration.app, undoDepth: configuration.undoDepth)
-            } catch {
-                return .failure(.database("room \(room) cannot be replayed: \(error)"))
-            }
+            let replay = try RoomReplay(stored, app: configuration.app, undoDepth: configuration.undoDepth)
             if repairing, let damaged = replay.damagedFrom { try await log.truncate(room: room, from: damaged) }
+            if replay.migratedFrom != nil {
+                // Written back before anything else: the room migrates once, and its later changes follow a snapshot
+                // in the new shape. Its history starts over, so clients resuming from before get a snapshot.
+                let migrated = Room.epoch(migrating: epoch, to: configuration.app.evolution.version)
+                try await log.storeMigration(
+                    StoredSnapshot(
+                        room: room, version: replay.store.version, state: try Self.state(of: replay, room: room),
+                        history: HistoryCoding.encode(replay.store.history),
+                        stateVersion: configuration.app.evolution.version),
+                    epoch: migrated)
+                epoch = migrated
+            }
             let version = replay.store.version
+            // A migrated room's snapshot is the one just written.
+            let snapshotVersion = replay.migratedFrom != nil ? version : stored.snapshot?.version ?? 0
             let recent = try await log.changes(
                 room: room, after: max(0, version - configuration.resumeWindow), through: version, limit: .max)
             return .success(
                 StoredRoomImage(
-                    replay: replay, snapshotVersion: stored.snapshot?.version ?? 0, recent: recent, epoch: epoch,
-                    marks: marks))
+                    replay: replay, snapshotVersion: snapshotVersion, recent: recent, epoch: epoch, marks: marks))
         } catch {
             return .failure(error)
+        }
+    }
+
+    private static func state(of replay: RoomReplay, room: String) throws(StorageError) -> [UInt8] {
+        do {
+            return try replay.store.stateJSON().serialized()
+        } catch {
+            throw .unloadableRoom(room: room, version: replay.store.version, reason: error.message)
         }
     }
 }

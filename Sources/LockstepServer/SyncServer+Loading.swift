@@ -47,10 +47,15 @@ extension SyncServer {
     /// cannot be read.
     func enter(_ connection: WebSocketConnection, room name: String, grant: AccessGrant) async {
         let session = connection.query["session"].flatMap(SessionName.init)?.value
-        guard case .success(let room?) = await room(named: name, creating: true),
-            await pipeline.prepareJoin(of: room, session: session, server: self)
+        let read = await room(named: name, creating: true)
+        guard case .success(let room?) = read, await pipeline.prepareJoin(of: room, session: session, server: self)
         else {
-            if connection.isOpen { connection.close(code: 1011, reason: "the room cannot be loaded") }
+            guard connection.isOpen else { return }
+            if case .failure(let error) = read {
+                let notice = ServerMessage.error(id: nil, code: "unavailable", message: Self.loadFailure(name, error))
+                connection.send(OutboundFrame(text: notice.serialized()))
+            }
+            connection.close(code: 1011, reason: "the room cannot be loaded")
             return
         }
         guard connection.isOpen else { return }
@@ -59,6 +64,15 @@ extension SyncServer {
         guard !isDraining else { return connection.close(code: Self.goingAway, reason: Self.drainingNotice) }
         connection.resumeReceiving()
         join(connection, to: room, grant: grant)
+    }
+
+    /// What a client is told when its room cannot be read: why, without the storage's details (the log has them).
+    static func loadFailure(_ room: String, _ error: StorageError) -> String {
+        if case .unloadableRoom = error {
+            return "room \(room) is stored in a shape this server's app cannot read (its log says why); it is kept as "
+                + "stored and loads once the server is fixed: reconnect later"
+        }
+        return "room \(room) cannot be read from storage now: reconnect later"
     }
 
     /// Puts a room read from storage in memory (a new one when it was never stored), with its epoch and marks.
@@ -83,7 +97,14 @@ extension SyncServer {
         room.marks.forgetIdle(now: Date().timeIntervalSince1970, idleSeconds: configuration.sessionIdle.seconds)
         rooms[name] = room
         metrics.rooms.increment()
-        if image.replay != nil {
+        if let from = image.replay?.migratedFrom {
+            logger.notice(
+                "migrated a room to the app's state version; its undo history starts over",
+                metadata: [
+                    "room": "\(name)", "version": "\(store.version)", "fromStateVersion": "\(from)",
+                    "stateVersion": "\(configuration.app.evolution.version)",
+                ])
+        } else if image.replay != nil {
             logger.info("loaded a room", metadata: ["room": "\(name)", "version": "\(store.version)"])
         }
         // Loaded for a read, it leaves again once idle; a client joining stops the clock.

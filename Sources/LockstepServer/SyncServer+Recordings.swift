@@ -41,7 +41,7 @@ extension SyncServer {
         let snapshot: JSON = [
             "type": "snapshot", "room": .string(room.name), "version": .int(start),
             "state": read.view.map { $0.value(in: state, parts: privateParts) } ?? state,
-            "epoch": .string(room.epoch),
+            "epoch": .string(room.epoch), "stateVersion": .int(configuration.app.evolution.version),
         ]
         let name = room.name
         let recording = RecordingStream(room: room, after: start, snapshotLine: snapshot.serialized()) {

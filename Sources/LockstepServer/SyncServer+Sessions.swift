@@ -72,6 +72,19 @@ extension Room {
         given.map { $0 == epoch } ?? true
     }
 
+    /// The epoch of a room whose stored state was migrated to `stateVersion`: its history starts over there. Derived
+    /// from the epoch before, so every server of a cluster migrating the room names it alike; random without one.
+    static func epoch(migrating epoch: String?, to stateVersion: Int) -> String {
+        guard let epoch else { return makeEpoch() }
+        let bytes = Array("\(epoch)/state-version/\(stateVersion)".utf8)
+        // FNV-1a, twice with different offsets: stable across processes, unlike `Hasher`.
+        return [0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142].map { (offset: UInt64) in
+            let hash = bytes.reduce(offset) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
+            let hex = String(hash, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
     /// A new epoch: 128 random bits, so rooms whose history starts over never share one.
     static func makeEpoch() -> String {
         var generator = SystemRandomNumberGenerator()

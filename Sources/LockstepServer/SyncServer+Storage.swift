@@ -36,7 +36,7 @@ extension SyncServer {
         do {
             let snapshot = StoredSnapshot(
                 room: room.name, version: room.store.version, state: try room.store.stateJSON().serialized(),
-                history: HistoryCoding.encode(room.store.history)
+                history: HistoryCoding.encode(room.store.history), stateVersion: configuration.app.evolution.version
             )
             room.changesSinceSnapshot = 0
             return snapshot
@@ -44,6 +44,21 @@ extension SyncServer {
             logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
             return nil
         }
+    }
+
+    /// With a room's first change (`version` 1), for an app past state version 1: the initial state as a snapshot of
+    /// version 0, so that the state version the room's changes are written in is known (a room with no snapshot is
+    /// taken as stored in version 1, as every room was before apps had state versions).
+    func initialSnapshot(of room: Room, storing version: Int) -> [StoredSnapshot] {
+        let evolution = configuration.app.evolution
+        guard version == 1, evolution.version > 1,
+            let state = try? configuration.app.makeStore(undoDepth: configuration.undoDepth).stateJSON()
+        else { return [] }
+        return [
+            StoredSnapshot(
+                room: room.name, version: 0, state: state.serialized(),
+                history: HistoryCoding.encode(History(depth: configuration.undoDepth)), stateVersion: evolution.version)
+        ]
     }
 
     /// Takes `room` out of memory and sends its clients away with `notice`: they reconnect to what storage has.

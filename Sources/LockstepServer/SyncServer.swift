@@ -82,7 +82,7 @@ public actor SyncServer {
         var roomStorage = storage
         if roomStorage == nil, let directory = configuration.dataDirectory {
             do throws(StorageError) {
-                roomStorage = try RoomLog(directory: directory, sync: configuration.sync)
+                roomStorage = try RoomLog(directory: directory, sync: configuration.sync, app: configuration.app.name)
             } catch {
                 throw ServerError(error)
             }

@@ -12,8 +12,18 @@ public struct RoomReplay: Sendable {
     public let store: any RoomStore
     /// The first version that could not be replayed, if any.
     public let damagedFrom: Int?
+    /// The state version the room was stored in, when it was older than the app's and the store holds it migrated:
+    /// the migrated state should be written back (``RoomStorage/storeMigration(_:epoch:)``) before anything else.
+    public let migratedFrom: Int?
 
-    public init(_ stored: StoredRoom, app: App, undoDepth: Int) throws(StoreError) {
+    /// Replays `stored`; throws ``StorageError/unloadableRoom(room:version:reason:)`` when its snapshot is damaged or
+    /// its state, migrated to the app's state version, does not decode.
+    ///
+    /// The log's patches were written against the shape of the snapshot before them, so they are replayed first, in
+    /// that shape, and the migrations run on the resulting state. The undo history does not survive a migration.
+    public init(_ stored: StoredRoom, app: App, undoDepth: Int) throws(StorageError) {
+        let room = stored.snapshot?.room ?? stored.changes.first?.room ?? ""
+        let stateVersion = stored.snapshot?.stateVersion ?? 1
         var state: JSON
         var history: History
         var version: Int
@@ -22,18 +32,42 @@ public struct RoomReplay: Sendable {
                 state = try JSON(parsing: snapshot.state)
                 history = try HistoryCoding.decode(snapshot.history, depth: undoDepth)
             } catch {
-                throw .brokenState("the snapshot of version \(snapshot.version) is damaged: \(error)")
+                throw .unloadableRoom(
+                    room: room, version: snapshot.version,
+                    reason: "its snapshot of version \(snapshot.version) is damaged: \(error)")
             }
             version = snapshot.version
         } else {
-            state = try app.makeStore(undoDepth: undoDepth).stateJSON()
+            state = try Self.initialState(of: app, undoDepth: undoDepth, room: room)
             history = History(depth: undoDepth)
             version = 0
         }
 
         let damagedFrom = Self.replay(stored.changes, state: &state, history: &history, version: &version)
-        self.store = try app.restoreStore(state: state, version: version, history: history)
         self.damagedFrom = damagedFrom
+        let migrating = stateVersion != app.evolution.version
+        if migrating, stored.snapshot == nil, let damagedFrom {
+            // Changes of a room stored before state versions, replayed onto today's initial state: a patch that does
+            // not apply may be the older shape's, not damage, so nothing is cut.
+            throw .unloadableRoom(
+                room: room, version: version,
+                reason: "its change of version \(damagedFrom), stored in state version \(stateVersion), does not apply "
+                    + "to the app's initial state of version \(app.evolution.version)")
+        }
+        do {
+            store = try app.loadStore(state: state, stateVersion: stateVersion, version: version, history: history)
+        } catch {
+            throw .unloadableRoom(room: room, version: version, reason: error.description)
+        }
+        migratedFrom = migrating ? stateVersion : nil
+    }
+
+    private static func initialState(of app: App, undoDepth: Int, room: String) throws(StorageError) -> JSON {
+        do {
+            return try app.makeStore(undoDepth: undoDepth).stateJSON()
+        } catch {
+            throw .unloadableRoom(room: room, version: 0, reason: error.message)
+        }
     }
 
     /// Continues a room held in memory with changes another server committed after its version, oldest first; a
@@ -46,6 +80,7 @@ public struct RoomReplay: Sendable {
             changes.drop { $0.version <= version }, state: &state, history: &history, version: &version)
         self.store = try app.restoreStore(state: state, version: version, history: history)
         self.damagedFrom = damagedFrom
+        migratedFrom = nil
     }
 
     /// Applies each change's patch and repeats its effect on the history; returns the first version that failed.

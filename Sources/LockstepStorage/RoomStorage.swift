@@ -21,6 +21,11 @@ public protocol RoomStorage: Sendable {
         -> [StoredChange]
     /// The oldest version of `room` the log still has a change for; nil when it has none.
     func oldestChange(room: String) async throws(StorageError) -> Int?
+    /// Replaces what `snapshot.room` holds with `snapshot`, whose state a server migrated to a newer state version,
+    /// in one transaction: older snapshots and every change up to `snapshot.version` go (they describe the older
+    /// shape) and `epoch` becomes the room's. A storage several servers share throws, storing nothing, when the room
+    /// has moved past that version.
+    func storeMigration(_ snapshot: StoredSnapshot, epoch: String) async throws(StorageError)
     /// Forgets `room`'s changes from `version` on.
     func truncate(room: String, from version: Int) async throws(StorageError)
     /// The session marks kept for `room`.

@@ -12,6 +12,12 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case uncertain(String)
     /// The shared database holds rooms of another app: servers sharing a database run the same app.
     case appMismatch(stored: String, running: String)
+    /// The data directory holds rooms of another app: its states would not decode, or would be changed by a reducer
+    /// they were not written for.
+    case directoryOfAnotherApp(path: String, stored: String, running: String)
+    /// A stored room cannot be brought into memory: its snapshot is damaged, or its state (migrated to the app's state
+    /// version) does not decode. Nothing of it is changed, so a server that can read it loads it as it was.
+    case unloadableRoom(room: String, version: Int, reason: String)
     /// The shared database's URL cannot be used.
     case badURL(String)
 
@@ -29,6 +35,12 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
             "the room database may or may not have stored a write: \(reason)"
         case .appMismatch(let stored, let running):
             "the database holds rooms of the app \(stored), not \(running): run --app \(stored), or use another database"
+        case .directoryOfAnotherApp(let path, let stored, let running):
+            "the data directory \(path) holds rooms of the app \(stored), not \(running): run --app \(stored), or give "
+                + "this server another --data directory"
+        case .unloadableRoom(let room, let version, let reason):
+            "room \(room) (version \(version)) cannot be loaded: \(reason). It is kept as stored: a server whose app "
+                + "can read it loads it"
         case .badURL(let reason):
             "bad --postgres URL: \(reason)"
         }

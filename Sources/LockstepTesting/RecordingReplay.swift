@@ -30,11 +30,15 @@ public struct RecordingReplay<R: Reducer> {
     public let reducer: R
     /// The undo depth of the replay's store; give the server's (`--undo-depth`) so undo takes back the same changes.
     public let undoDepth: Int
+    /// The reducer's state version and migrations, as its ``App`` declares them: a recording made under an older
+    /// state version is migrated (``Recording/migrated(by:)``) before it is replayed.
+    public let evolution: StateEvolution
 
     /// A replay through `reducer`, with the server's undo depth.
-    public init(_ reducer: R, undoDepth: Int = 1000) {
+    public init(_ reducer: R, undoDepth: Int = 1000, stateVersion: Int = 1, migrations: [Migration] = []) {
         self.reducer = reducer
         self.undoDepth = undoDepth
+        evolution = StateEvolution(version: stateVersion, migrations: migrations)
     }
 
     /// Replays `recording`, recording one test failure at the first version that differs; returns that difference.
@@ -55,7 +59,13 @@ public struct RecordingReplay<R: Reducer> {
     }
 
     /// The first version at which replaying `recording` through the reducer does not give the recorded state.
-    public func firstDifference(in recording: Recording) -> Difference? {
+    public func firstDifference(in original: Recording) -> Difference? {
+        let recording: Recording
+        do {
+            recording = try original.migrated(by: evolution)
+        } catch {
+            return Difference(version: original.version, message: "the recording cannot be migrated: \(error)")
+        }
         let initial: R.State
         do {
             initial = try recording.state.decode(R.State.self)

@@ -67,7 +67,7 @@ import LockstepTestSupport
             #expect(lines.count == 8)
             let first = try JSON(parsing: lines[0])
             let epoch = try #require(first["epoch"])
-            #expect(first == ["type": "snapshot", "room": "test", "version": 4, "state": states[4], "epoch": epoch])
+            #expect(first == ["type": "snapshot", "room": "test", "version": 4, "state": states[4], "epoch": epoch, "stateVersion": 1])
 
             // What the client received for versions 5 to 11, as the server sent it.
             let received = await client.frames.filter { frame in
@@ -94,7 +94,7 @@ import LockstepTestSupport
             let empty = try await HTTPGet(port: server.port, path: "/rooms/test/log")
             #expect(empty.status == 200)
             let epoch = try #require(empty.lines.first?["epoch"])
-            #expect(empty.lines == [["type": "snapshot", "room": "test", "version": 0, "state": ["count": 0], "epoch": epoch]])
+            #expect(empty.lines == [["type": "snapshot", "room": "test", "version": 0, "state": ["count": 0], "epoch": epoch, "stateVersion": 1]])
 
             client.send(.action(id: "a", action: ["type": "increment"]))
             try await client.catchUp(to: 1)

@@ -81,11 +81,13 @@ private struct ShoutingTodos: Reducer {
     }
 
     /// Runs `lockstep replay` and returns its exit status and everything it printed.
-    private func replay(_ recording: [UInt8], url: String) async throws -> (status: Int32, output: String) {
+    private func replay(
+        _ recording: [UInt8], url: String, options: String = ""
+    ) async throws -> (status: Int32, output: String) {
         let file = NSTemporaryDirectory() + "recording-\(UUID().uuidString).ndjson"
         try Data(recording).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let command = "'\(try builtExecutable("lockstep"))' replay '\(file)' --url '\(url)' --timeout 5s 2>&1"
+        let command = "'\(try builtExecutable("lockstep"))' replay '\(file)' --url '\(url)' --timeout 5s \(options) 2>&1"
         let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", command])
         let output = String(decoding: try await offThePool { child.readToEnd() }, as: UTF8.self)
         return (try await offThePool { child.waitForExit() }, output)
@@ -103,6 +105,21 @@ private struct ShoutingTodos: Reducer {
         let copy = try await HTTPGet(port: server.port, path: "/rooms/copy").json
         #expect(copy?["state"] == original?["state"])
         #expect(copy?["version"] == 8)
+    }
+
+    /// With `--app`, a recording is brought to the app's state version first; one of a newer version is refused.
+    @Test func lockstepReplayWithTheAppMigratesOrRefusesTheRecording() async throws {
+        let server = try ServerProcess(arguments: ["--app", "todos", "--memory"])
+        defer { server.terminate() }
+        try await makeHistory(port: server.port, room: "prod")
+        let text = String(decoding: try await recording(port: server.port, room: "prod"), as: UTF8.self)
+        let url = "ws://127.0.0.1:\(server.port)/rooms/"
+        let current = try await replay(Array(text.utf8), url: url + "copy", options: "--app todos")
+        #expect(current.status == 0, "\(current.output)")
+        let newer = text.replacingOccurrences(of: #""stateVersion":1"#, with: #""stateVersion":2"#)
+        let refused = try await replay(Array(newer.utf8), url: url + "other", options: "--app todos")
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("stored in state version 2, newer than this app's 1"), "\(refused.output)")
     }
 
     @Test func lockstepReplayStopsAtTheFirstDifferenceWithADiff() async throws {

@@ -12,6 +12,7 @@ let benchmarks: @Sendable () -> Void = {
     storeBenchmarks()
     jsonRoomBenchmarks()
     typedDifferBenchmarks()
+    migrationBenchmarks()
 }
 
 // MARK: - Fixtures
@@ -314,6 +315,36 @@ func typedDifferBenchmarks() {
             _ = try! undo.store.redo()
             benchmark.startMeasurement()
             blackHole(try! undo.store.undo().patch.serialized())
+        }
+    }
+}
+
+// MARK: - State versions
+
+/// Loading a stored room's state: as stored under the app's state version (the baseline), and stored under version 1
+/// of an app at version 2, whose migration renames a member of every item (what a load costs once per room).
+func migrationBenchmarks() {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(2), maxIterations: 300)
+    let renaming = App(
+        "todos", summary: "todos at state version 2", reducer: Todos(), stateVersion: 2,
+        migrations: [
+            Migration(from: 1) { state in
+                try state.modifyEach("/items") { item in
+                    try item.renameMember("title", to: "name")
+                    try item.renameMember("name", to: "title")
+                }
+            }
+        ])
+    for count in [100, 10_000] {
+        let state = try! todosStore(count: count).stateJSON()
+        Benchmark("Load todos state, current state version, \(count) items", configuration: configuration) { _ in
+            blackHole(
+                try! App.todos.loadStore(state: state, stateVersion: 1, version: count, history: History(depth: 1000)))
+        }
+        Benchmark("Load todos state, migrated from state version 1, \(count) items", configuration: configuration) { _ in
+            blackHole(
+                try! renaming.loadStore(state: state, stateVersion: 1, version: count, history: History(depth: 1000)))
         }
     }
 }
