@@ -224,9 +224,10 @@ def main():
     print(text)
 
 
-try:
-    main()
-finally:
-    for process in reversed(processes):
-        stop(process)
-    shutil.rmtree(work, ignore_errors=True)
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        for process in reversed(processes):
+            stop(process)
+        shutil.rmtree(work, ignore_errors=True)

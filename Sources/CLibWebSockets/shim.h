@@ -14,9 +14,9 @@ static const size_t CLibWebSockets_LWS_PRE = LWS_PRE;
 static const int CLibWebSockets_PORT_NO_LISTEN = CONTEXT_PORT_NO_LISTEN;
 
 /// Restricts libwebsockets' own logging to errors, or errors and warnings
-/// (`LLL_*` are shifted macros Swift does not import reliably).
-static inline void CLibWebSockets_set_log_level(int include_warnings) {
-    lws_set_log_level(LLL_ERR | (include_warnings ? LLL_WARN : 0), NULL);
+/// (`LLL_*` are shifted macros Swift does not import reliably); every line goes to `emit`.
+static inline void CLibWebSockets_set_log_level(int include_warnings, void (*emit)(int level, const char *line)) {
+    lws_set_log_level(LLL_ERR | (include_warnings ? LLL_WARN : 0), emit);
 }
 
 /// Server vhost options: fail instead of retrying when the port cannot be bound, for IPv4-only listen addresses no

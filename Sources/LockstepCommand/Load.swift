@@ -74,15 +74,39 @@ struct Load: ParsableCommand {
     @Flag(help: "Print one JSON object instead of the table.")
     var json = false
 
+    @Option(
+        help: """
+            Generator processes: client i is opened by process i mod N (each with --threads loops), so that no \
+            process runs out of file descriptors; one merged report. Whole-room runs only (no --paths, \
+            --private-part).
+            """)
+    var processes = 1
+
+    @Option(
+        help: """
+            Bind client i to the loopback address 127.0.0.<2 + i mod K> before connecting: each source address has \
+            its own ephemeral ports (about 28 000). 0: the system picks (127.0.0.1).
+            """)
+    var sourceAddresses = 0
+
+    /// Set by the coordinating process on each of its `--processes` workers.
+    @Option(help: .hidden)
+    var worker: Int?
+
     @OptionGroup(title: "Views and private parts")
     var layout: LoadLayout
 
     func validate() throws {
         guard clients > 0 else { throw ValidationError("--clients must be positive") }
         guard (0...clients).contains(deflate) else { throw ValidationError("--deflate must be 0...--clients") }
-        guard batch > 0, threads > 0, window > 0 else {
-            throw ValidationError("--batch, --threads and --window must be positive")
+        guard batch > 0, threads > 0, window > 0, processes > 0 else {
+            throw ValidationError("--batch, --threads, --window and --processes must be positive")
         }
+        guard (0...250).contains(sourceAddresses) else { throw ValidationError("--source-addresses must be 0...250") }
+        if processes > 1, !layout.everyVersionReachesEveryone {
+            throw ValidationError("--processes works with whole-room runs only (no --paths or --private-part)")
+        }
+        if let worker, !(0..<processes).contains(worker) { throw ValidationError("--worker must be 0..<--processes") }
         if scenario != .connect {
             guard (1...clients).contains(writers) else { throw ValidationError("--writers must be 1...--clients") }
         }
@@ -101,18 +125,23 @@ struct Load: ParsableCommand {
                 throw ValidationError(
                     "--url must point at a loopback address (127.x.x.x, localhost, [::1]), not '\(host)'")
             }
+            if sourceAddresses > 0, !host.hasPrefix("127.") {
+                throw ValidationError("--source-addresses needs --url on 127.x.x.x, not '\(host)'")
+            }
         }
     }
 
     func run() throws {
+        if processes > 1, worker == nil { return try coordinateProcesses() }
         let shards = try (0..<threads).map { _ throws(LoadError) in
             try LoadShard(
                 actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0,
                 trustedCertificatesFile: caFile, layout: layout)
         }
         defer { for shard in shards { shard.client.shutdown() } }
-        let progress = LoadProgress(shards: shards, clients: clients, enabled: isatty(STDERR_FILENO) == 1)
-        let rssBefore = serverPid.flatMap(Self.residentKiB)
+        let progress = LoadProgress(
+            shards: shards, clients: clients, enabled: worker == nil && isatty(STDERR_FILENO) == 1)
+        let rssBefore = worker == nil ? serverPid.flatMap(Self.residentKiB) : nil
 
         try open(shards: shards, headers: layout.headers(clients: clients), progress: progress)
         try setUp(shards: shards, progress: progress)
@@ -120,9 +149,15 @@ struct Load: ParsableCommand {
         LoadClock.sleep(until: LoadClock.now() + 1_000_000_000)
 
         for shard in shards { shard.onLoop { shard.resetCounts() } }
+        let start: UInt64
+        if worker != nil {
+            Self.tell("ready")
+            start = try UInt64(Self.hear("start")) ?? LoadClock.now()
+        } else {
+            start = LoadClock.now() + 10_000_000
+        }
         let cpuStart = LoadClock.processCPUSeconds()
         let serverCPUStart = serverPid.flatMap(Self.cpuSeconds)
-        let start = LoadClock.now() + 10_000_000
         let end = start + duration.nanoseconds
         var rssAfter: Int?
         var scheduled = 0
@@ -138,8 +173,8 @@ struct Load: ParsableCommand {
             progress.wait(until: end)
             rssAfter = serverPid.flatMap(Self.residentKiB)
         }
-        if scenario != .connect {
-            waitForDrain(
+        if scenario != .connect || worker != nil {
+            try waitForDrain(
                 shards: shards, scheduled: scheduled, deadline: LoadClock.now() + drain.nanoseconds, progress: progress
             )
         }
@@ -147,10 +182,21 @@ struct Load: ParsableCommand {
         let cpu = LoadClock.processCPUSeconds() - cpuStart
         let serverCPU = serverPid.flatMap(Self.cpuSeconds).flatMap { end in serverCPUStart.map { end - $0 } }
 
-        var report = makeReport(
-            shards: shards, start: start, finish: finish, cpu: cpu, rssBefore: rssBefore, rssAfter: rssAfter
-        )
+        var acked: [LoadAudience: [Int]] = [:]
+        for shard in shards { acked.merge(shard.onLoop { shard.ackedByAudience() }, uniquingKeysWith: +) }
+        if worker != nil {
+            Self.tell("acked " + Self.encode(acked[.everyone] ?? []))
+            acked = [.everyone: try Self.decode([Int].self, Self.hear("acked"))]
+        }
+        let sorted = acked.mapValues { $0.sorted() }
+        let summaries = shards.map { shard in shard.onLoop { shard.summary(acked: sorted) } }
+        let tally = LoadTally(shards: shards, summaries: summaries, cpu: cpu)
         for shard in shards { shard.client.loop.execute { shard.closeAll() } }
+        if worker != nil {
+            Self.tell("tally " + Self.encode(tally))
+            return
+        }
+        var report = makeReport(tally, start: start, finish: finish, rssBefore: rssBefore, rssAfter: rssAfter)
         report.serverCPUSeconds = serverCPU
         print(json ? report.json() : report.table())
         if !report.passed { throw ExitCode(1) }
@@ -161,16 +207,18 @@ struct Load: ParsableCommand {
     /// Opens the sockets in batches of `batch`, each waiting for its snapshots (or failures).
     /// `headers`: each client's, when tokens are needed.
     private func open(shards: [LoadShard], headers: [[String: String]]?, progress: LoadProgress) throws(LoadError) {
+        let mine = Array(stride(from: worker ?? 0, to: clients, by: processes))
         var issued = 0
-        while issued < clients {
-            let upper = min(issued + batch, clients)
-            for index in issued..<upper {
-                let shard = shards[index % shards.count]
+        while issued < mine.count {
+            let upper = min(issued + batch, mine.count)
+            for index in mine[issued..<upper] {
+                let shard = shards[(index / processes) % shards.count]
                 let writer = scenario != .connect && index < writers ? index : nil
                 let view = layout.view(client: index, clients: clients)
                 shard.client.connect(
                     to: layout.url(url[index % url.count], client: index, clients: clients),
                     headers: headers?[index] ?? [:], compression: index >= clients - deflate,
+                    sourceAddress: sourceAddresses > 0 ? "127.0.0.\(2 + index % sourceAddresses)" : nil,
                     delegate: LoadConnection(shard: shard, writer: writer, index: index, view: view))
             }
             issued = upper
@@ -198,11 +246,13 @@ struct Load: ParsableCommand {
 
     /// The open-loop schedule: action `n` is due at `start + n / rate`, whatever the acks do; late sends keep
     /// their scheduled time in their id, so a stalled server shows up as latency, not as fewer samples.
-    /// Returns how many actions it scheduled.
+    /// Returns how many actions it scheduled for this process's writers (with `--processes`, each process runs the
+    /// whole schedule and sends the actions of the writers it opened).
     private func runSchedule(shards: [LoadShard], start: UInt64, progress: LoadProgress) -> Int {
         let total = Int((duration.seconds * rate).rounded())
         let interval = 1e9 / rate
         var next = 0
+        var mine = 0
         while next < total {
             let now = LoadClock.now()
             var due = [[(writer: Int, scheduledNanos: UInt64)]](repeating: [], count: shards.count)
@@ -210,7 +260,10 @@ struct Load: ParsableCommand {
                 let scheduled = start + UInt64(Double(next) * interval)
                 if scheduled > now { break }
                 let writer = next % writers
-                due[writer % shards.count].append((writer, scheduled))
+                if writer % processes == (worker ?? 0) {
+                    due[(writer / processes) % shards.count].append((writer, scheduled))
+                    mine += 1
+                }
                 next += 1
             }
             for (index, sends) in due.enumerated() where !sends.isEmpty {
@@ -223,87 +276,84 @@ struct Load: ParsableCommand {
                 LoadClock.sleep(until: min(scheduled, progress.nextTick))
             }
         }
-        return total
+        return mine
     }
 
     /// Waits until every action scheduled was sent (or found no writer), every action sent is answered, and every
-    /// open client has the last acked version.
-    private func waitForDrain(shards: [LoadShard], scheduled: Int, deadline: UInt64, progress: LoadProgress) {
-        while true {
-            let now = LoadClock.now()
+    /// open client has the last acked version (with `--processes`, the highest any process saw acked).
+    private func waitForDrain(
+        shards: [LoadShard], scheduled: Int, deadline: UInt64, progress: LoadProgress
+    ) throws(LoadError) {
+        while LoadClock.now() < deadline {
             let sent = shards.reduce(0) { $0 + $1.sent.load(ordering: .relaxed) }
             let answered = shards.reduce(0) {
                 $0 + $1.acks.load(ordering: .relaxed) + $1.errors.load(ordering: .relaxed)
             }
             let unsent = shards.reduce(0) { $0 + $1.unsent.load(ordering: .relaxed) }
-            if sent + unsent >= scheduled, answered >= sent {
-                var highest: [LoadAudience: Int] = [:]
-                for shard in shards {
-                    highest.merge(shard.onLoop { shard.highestAckedByAudience() }, uniquingKeysWith: max)
-                }
-                let snapshot = highest
-                if shards.allSatisfy({ shard in shard.onLoop { shard.behind(highest: snapshot) } == 0 }) { return }
-            }
+            if sent + unsent >= scheduled, answered >= sent { break }
+            progress.tick(now: LoadClock.now())
+            LoadClock.sleep(until: LoadClock.now() + 20_000_000)
+        }
+        var highest: [LoadAudience: Int] = [:]
+        for shard in shards { highest.merge(shard.onLoop { shard.highestAckedByAudience() }, uniquingKeysWith: max) }
+        if worker != nil {
+            Self.tell("highest \(highest[.everyone] ?? 0)")
+            highest = [.everyone: Int(try Self.hear("highest")) ?? 0]
+        }
+        let snapshot = highest
+        while true {
+            let now = LoadClock.now()
+            if shards.allSatisfy({ shard in shard.onLoop { shard.behind(highest: snapshot) } == 0 }) { return }
             if now >= deadline { return }
             progress.tick(now: now)
             LoadClock.sleep(until: now + 20_000_000)
         }
     }
 
-    private func makeReport(
-        shards: [LoadShard], start: UInt64, finish: UInt64, cpu: Double, rssBefore: Int?, rssAfter: Int?
-    ) -> LoadReport {
-        func total(_ counter: (LoadShard) -> Int) -> Int { shards.reduce(0) { $0 + counter($1) } }
-        let acked = total { $0.acks.load(ordering: .relaxed) }
-        var ackedVersions: [LoadAudience: [Int]] = [:]
-        for shard in shards { ackedVersions.merge(shard.onLoop { shard.ackedByAudience() }, uniquingKeysWith: +) }
-        let sorted = ackedVersions.mapValues { $0.sorted() }
-        let summaries = shards.map { shard in shard.onLoop { shard.summary(acked: sorted) } }
-        var histogram = summaries[0].histogram
-        for summary in summaries.dropFirst() { histogram.add(summary.histogram) }
+    /// The report of a run from what every process counted.
+    func makeReport(_ tally: LoadTally, start: UInt64, finish: UInt64, rssBefore: Int?, rssAfter: Int?) -> LoadReport {
+        let histogram = tally.histogram
         func millis(_ percentile: Double) -> Double {
             histogram.totalCount == 0 ? 0 : Double(histogram.valueAtPercentile(percentile)) / 1000
         }
         func perSecond(_ count: Int, until last: UInt64) -> Double {
             last > start && count > 0 ? Double(count) / (Double(last - start) / 1e9) : 0
         }
-        let connected = total { $0.opened.load(ordering: .relaxed) }
-        let deliveries = total { $0.deliveries.load(ordering: .relaxed) }
         var report = LoadReport(
             scenario: scenario.rawValue,
             url: url.joined(separator: " "),
             clients: clients,
-            connected: connected,
-            connectFailures: total { $0.failed.load(ordering: .relaxed) },
-            closedByServer: total { $0.lost.load(ordering: .relaxed) },
+            connected: tally.connected,
+            connectFailures: tally.connectFailures,
+            closedByServer: tally.closedByServer,
             writers: scenario == .connect ? 0 : writers,
             offeredRate: scenario == .fanout ? rate : 0,
             durationSeconds: Double(finish - start) / 1e9,
-            sent: total { $0.sent.load(ordering: .relaxed) },
-            unsent: total { $0.unsent.load(ordering: .relaxed) },
-            acked: acked,
-            errors: total { $0.errors.load(ordering: .relaxed) },
-            actionsPerSecond: perSecond(acked, until: summaries.map(\.lastAckNanos).max() ?? 0),
-            deliveries: deliveries,
-            deliveriesPerSecond: perSecond(deliveries, until: summaries.map(\.lastDeliveryNanos).max() ?? 0),
+            sent: tally.sent,
+            unsent: tally.unsent,
+            acked: tally.acked,
+            errors: tally.errors,
+            actionsPerSecond: perSecond(tally.acked, until: tally.lastAckNanos),
+            deliveries: tally.deliveries,
+            deliveriesPerSecond: perSecond(tally.deliveries, until: tally.lastDeliveryNanos),
             latencyMs: .init(
                 p50: millis(50), p90: millis(90), p99: millis(99), p999: millis(99.9),
                 max: Double(histogram.max) / 1000, count: histogram.totalCount
             ),
-            gaps: total { $0.gaps.load(ordering: .relaxed) },
-            missing: summaries.reduce(0) { $0 + $1.missing },
-            snapshots: total { $0.resyncs.load(ordering: .relaxed) },
-            resyncedClients: summaries.reduce(0) { $0 + $1.resyncedClients },
-            generatorCPUSeconds: cpu,
+            gaps: tally.gaps,
+            missing: tally.missing,
+            snapshots: tally.snapshots,
+            resyncedClients: tally.resyncedClients,
+            generatorCPUSeconds: tally.generatorCPUSeconds,
             serverRSSBeforeKiB: rssBefore,
             serverRSSAfterKiB: rssAfter,
             serverRSSPerConnectionBytes: nil,
             serverCPUSeconds: nil,
-            firstError: summaries.lazy.compactMap(\.firstError).first,
+            firstError: tally.firstError,
             passed: false
         )
-        if let rssBefore, let rssAfter, connected > 0 {
-            report.serverRSSPerConnectionBytes = (rssAfter - rssBefore) * 1024 / connected
+        if let rssBefore, let rssAfter, tally.connected > 0 {
+            report.serverRSSPerConnectionBytes = (rssAfter - rssBefore) * 1024 / tally.connected
         }
         report.passed =
             report.connectFailures == 0 && report.closedByServer == 0 && report.gaps == 0
@@ -334,7 +384,7 @@ struct Load: ParsableCommand {
     }
 
     /// User plus system CPU time of a local process in seconds, from /proc/PID/stat.
-    private static func cpuSeconds(of pid: Int32) -> Double? {
+    static func cpuSeconds(of pid: Int32) -> Double? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let afterName = stat.lastIndex(of: ")")
         else { return nil }
@@ -345,7 +395,7 @@ struct Load: ParsableCommand {
     }
 
     /// VmRSS of a local process in KiB, from /proc/PID/status.
-    private static func residentKiB(of pid: Int32) -> Int? {
+    static func residentKiB(of pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")

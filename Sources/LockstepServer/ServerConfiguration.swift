@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable {
     public var resumeWindow = 10_000
     /// Open WebSocket connections the server accepts; further handshakes are refused.
     public var maxConnections = 20_000
+    /// While the process is out of file descriptors, at most one warning per this interval says so (with how many
+    /// connections were refused since the last); the `lockstep_out_of_descriptors_total` metric counts every one.
+    public var descriptorWarningInterval = Duration.seconds(10)
     /// Messages per second one connection may send (bursts up to one second's worth); 0 is unlimited.
     public var rateLimit = 1_000
     /// Most entries one `history` answer holds, and its size when the request names no limit.

@@ -16,6 +16,8 @@ final class ServerMetrics: Sendable {
     let droppedQueues: CoreMetrics.Counter
     let throttled: CoreMetrics.Counter
     let evictions: CoreMetrics.Counter
+    let outOfDescriptors: CoreMetrics.Counter
+    let descriptorLimit: Meter
     let actionLatency: CoreMetrics.Timer
     private let factory: PrometheusMetricsFactory
 
@@ -36,6 +38,8 @@ final class ServerMetrics: Sendable {
         droppedQueues = CoreMetrics.Counter(label: "lockstep_dropped_queues_total", factory: factory)
         throttled = CoreMetrics.Counter(label: "lockstep_throttled_total", factory: factory)
         evictions = CoreMetrics.Counter(label: "lockstep_evictions_total", factory: factory)
+        outOfDescriptors = CoreMetrics.Counter(label: "lockstep_out_of_descriptors_total", factory: factory)
+        descriptorLimit = Meter(label: "lockstep_descriptor_limit", factory: factory)
         actionLatency = CoreMetrics.Timer(label: "lockstep_action_latency_seconds", factory: factory)
     }
 

@@ -45,6 +45,8 @@ public actor SyncServer {
     /// Change requests waiting for stored history before they reach the pipeline (a revert past memory); a drain
     /// waits for them too.
     var requestsBeingRead = 0
+    /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
+    var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
     /// Set by `shutdown`: late timers find the log closed and do nothing.
     private nonisolated let stopped = Atomic(false)
     nonisolated var isStopped: Bool { stopped.load(ordering: .relaxed) }
@@ -114,6 +116,7 @@ public actor SyncServer {
                 "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
                 "data": "\(data)",
             ])
+        logDescriptorLimit()
     }
 
     private func startPipeline() {

@@ -55,6 +55,10 @@ final class TransportBridge: WebSocketServerDelegate, Sendable {
         current?.assumeIsolated { $0.close(connection.value) }
     }
 
+    func descriptorsRanOut(errno: Int32, refused: Int) {
+        current?.assumeIsolated { $0.descriptorsRanOut(errno: errno, refused: refused) }
+    }
+
     func respond(to request: HTTPRequest) -> HTTPResponse {
         let request = OnLoop(request)
         return current?.assumeIsolated { $0.respond(to: request.value) }

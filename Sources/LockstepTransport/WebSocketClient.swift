@@ -45,7 +45,7 @@ public final class WebSocketClient: @unchecked Sendable {
         ResourceLimits.raiseFileDescriptorLimit()
         self.compression = compression
         self.trustedCertificatesFile = trustedCertificatesFile
-        CLibWebSockets_set_log_level(0)
+        LibWebSocketsLog.install(warnings: false)
         self.maxMessageBytes = maxMessageBytes
         loop = ServiceLoop()
         protocolName = strdup("lockstep")!
@@ -77,18 +77,24 @@ public final class WebSocketClient: @unchecked Sendable {
     }
 
     /// Opens a connection; the outcome arrives on `delegate` (on the loop thread). `compression` overrides the
-    /// client's choice of offering permessage-deflate for this connection. Any thread.
+    /// client's choice of offering permessage-deflate for this connection. With `sourceAddress` (an IP address of
+    /// this machine, such as 127.0.0.2) the socket is bound to it before connecting: each source address has its
+    /// own range of ephemeral ports. Any thread.
     public func connect(
-        to url: String, headers: [String: String] = [:], compression: Bool? = nil,
+        to url: String, headers: [String: String] = [:], compression: Bool? = nil, sourceAddress: String? = nil,
         delegate: sending any WebSocketClientDelegate
     ) {
         let transfer = UncheckedTransfer(delegate)
         let offer = compression ?? self.compression
         if loop.isCurrent {
-            connectOnLoop(url: url, headers: headers, offerDeflate: offer, delegate: transfer.value)
+            connectOnLoop(
+                url: url, headers: headers, offerDeflate: offer, sourceAddress: sourceAddress,
+                delegate: transfer.value)
         } else {
             loop.execute { [self] in
-                self.connectOnLoop(url: url, headers: headers, offerDeflate: offer, delegate: transfer.value)
+                self.connectOnLoop(
+                    url: url, headers: headers, offerDeflate: offer, sourceAddress: sourceAddress,
+                    delegate: transfer.value)
             }
         }
     }
@@ -105,7 +111,8 @@ public final class WebSocketClient: @unchecked Sendable {
     }
 
     private func connectOnLoop(
-        url: String, headers: [String: String], offerDeflate: Bool, delegate: any WebSocketClientDelegate
+        url: String, headers: [String: String], offerDeflate: Bool, sourceAddress: String?,
+        delegate: any WebSocketClientDelegate
     ) {
         let parsed: WebSocketURL
         do {
@@ -141,9 +148,11 @@ public final class WebSocketClient: @unchecked Sendable {
         connections[connection.id] = connection
         let address = strdup(parsed.host)!
         let method = strdup("RAW")!
-        connection.cStrings = [address, method]
+        let source = sourceAddress.map { strdup($0)! }
+        connection.cStrings = [address, method] + (source.map { [$0] } ?? [])
         var info = lws_client_connect_info()
         info.context = context
+        info.iface = UnsafePointer(source)
         info.address = UnsafePointer(address)
         info.port = Int32(parsed.port)
         // A raw socket: the handshake and framing are the connection's own.

@@ -61,6 +61,8 @@ public final class WebSocketServer: @unchecked Sendable {
     public private(set) var port = 0
     /// The settings this server runs with.
     public let configuration: Configuration
+    /// The descriptor limit the server found and raised at start. Written only in init.
+    public private(set) var descriptorLimit = DescriptorLimit(softBefore: 0, soft: 0, hard: 0, inUse: 0)
 
     let delegate: any WebSocketServerDelegate
     var connections: [UInt64: WebSocketConnection] = [:]
@@ -74,6 +76,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private let shutdownRequested = Mutex(false)
     /// Compresses frames for deflate clients, each once (see `OutboundFrame.deflated`); made on first use.
     private var deflater: MessageDeflater?
+    /// Lets the server refuse waiting connections when the process has no descriptor left. Loop thread only.
+    private var reserve: DescriptorReserve?
 
     /// Number of open WebSocket connections. Loop thread only.
     public var connectionCount: Int { connections.count }
@@ -87,9 +91,9 @@ public final class WebSocketServer: @unchecked Sendable {
                 throw .tlsSetupFailed("cannot read \(path): \(String(cString: strerror(errno)))")
             }
         }
-        ResourceLimits.raiseFileDescriptorLimit()
+        let limits = ResourceLimits.raiseFileDescriptorLimit()
         try ListenProbe.check(host: configuration.host, port: configuration.port)
-        CLibWebSockets_set_log_level(configuration.logWarnings ? 1 : 0)
+        LibWebSocketsLog.install(warnings: configuration.logWarnings)
         self.configuration = configuration
         self.delegate = delegate
         loop = ServiceLoop()
@@ -143,10 +147,15 @@ public final class WebSocketServer: @unchecked Sendable {
             throw .contextCreationFailed("cannot listen on \(configuration.host):\(configuration.port)")
         }
         port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
+        reserve = DescriptorReserve(port: port)
+        descriptorLimit = DescriptorLimit(
+            softBefore: limits.before, soft: limits.soft, hard: limits.hard,
+            inUse: ResourceLimits.openDescriptors().count)
         loop.start(context: context, owner: self, onWake: { [unowned self] in
             self.delegate.loopDidWake()
         }, onTurnEnd: { [unowned self] in
             self.wakeStreams()
+            self.checkDescriptors()
         }, onDestroyed: { [unowned self] in
             for connection in Array(self.connections.values) { connection.handleClosed() }
         })
@@ -177,6 +186,14 @@ public final class WebSocketServer: @unchecked Sendable {
         let streams = streamsToWake
         streamsToWake = []
         for stream in streams { stream.wake() }
+    }
+
+    /// After an `accept` in this pass failed for want of descriptors: refuses the connections waiting behind it (so
+    /// the loop does not spin on a listening socket it cannot accept from) and tells the delegate.
+    private func checkDescriptors() {
+        guard let failure = LibWebSocketsLog.takeAcceptFailure() else { return }
+        let refused = reserve?.refuseWaiting() ?? 0
+        delegate.descriptorsRanOut(errno: failure, refused: refused)
     }
 
     deinit {

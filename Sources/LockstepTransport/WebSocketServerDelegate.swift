@@ -20,11 +20,18 @@ public protocol WebSocketServerDelegate: AnyObject {
     func respond(to request: HTTPRequest) -> HTTPResponse
     /// Called after the loop drained work submitted from other threads, so owners can flush batched output.
     func loopDidWake()
+    /// Accepting a connection failed for want of a file descriptor (`errno` is `EMFILE` for this process's limit,
+    /// `ENFILE` for the system's); the `refused` connections that were waiting have been closed. Existing
+    /// connections are untouched; accepting resumes by itself once descriptors come free.
+    func descriptorsRanOut(errno: Int32, refused: Int)
 }
 
 extension WebSocketServerDelegate {
     /// By default nothing happens after a wake.
     public func loopDidWake() {}
+
+    /// By default running out of descriptors is not reported.
+    public func descriptorsRanOut(errno: Int32, refused: Int) {}
 
     /// By default a connection that fell behind is closed (1008), since it can no longer be kept consistent.
     public func connectionDidFallBehind(_ connection: WebSocketConnection) {

@@ -7,10 +7,16 @@ import Testing
 /// the figures the performance record relies on are right.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct LoadToolTests {
-    /// Runs `lockstep load --json` with `arguments` and returns its report and exit status.
-    private func load(_ arguments: [String]) async throws -> (report: JSON, status: Int32) {
-        let child = try ChildProcess(
-            executable: try builtExecutable("lockstep"), arguments: ["load", "--json"] + arguments)
+    /// Runs `lockstep load --json` with `arguments` and returns its report and exit status; with `descriptorLimit`,
+    /// under that `RLIMIT_NOFILE` (soft and hard, through `prlimit`).
+    private func load(_ arguments: [String], descriptorLimit: Int? = nil) async throws -> (report: JSON, status: Int32) {
+        let command = [try builtExecutable("lockstep"), "load", "--json"] + arguments
+        let child =
+            if let descriptorLimit {
+                try ChildProcess(executable: "/usr/bin/prlimit", arguments: ["--nofile=\(descriptorLimit)", "--"] + command)
+            } else {
+                try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()))
+            }
         let output = try await offThePool { child.readToEnd() }
         return (try JSON(parsing: output), try await offThePool { child.waitForExit() })
     }
@@ -85,5 +91,34 @@ struct LoadToolTests {
         #expect(report["deliveries"]?.intValue == sent, "only the writer sees its own subtree change")
         #expect(report["missing"] == 0)
         #expect(report["errors"] == 0)
+    }
+
+    /// `--processes 2 --source-addresses 2`: 2 000 clients, opened by two generator processes that may hold 1 500
+    /// descriptors each (so one could not hold them all), from 127.0.0.2 and 127.0.0.3 (the server allows 1 000
+    /// connections per address, so one address could not either); one report counts every delivery of both, in order.
+    @Test func twoProcessesFromTwoSourceAddressesReportAsOne() async throws {
+        let server = try ServerProcess(arguments: [
+            "--app", "counter", "--memory", "--rate-limit", "0", "--max-connections-per-ip", "1000",
+        ])
+        defer { server.terminate() }
+        let clients = 2_000
+        let (report, status) = try await load(
+            [
+                "--url", "ws://127.0.0.1:\(server.port)/rooms/spread", "--clients", "\(clients)", "--writers", "2",
+                "--rate", "50", "--duration", "2s", "--processes", "2", "--source-addresses", "2", "--threads", "1",
+            ], descriptorLimit: 1_500)
+        #expect(status == 0)
+        #expect(report["passed"] == true)
+        #expect(report["connected"]?.intValue == clients)
+        #expect(report["connectFailures"] == 0)
+        let sent = try #require(report["sent"]?.intValue)
+        #expect(sent >= 80, "about 100 actions in two seconds")
+        #expect(report["acked"]?.intValue == sent)
+        #expect(report["deliveries"]?.intValue == sent * clients, "every client of both processes saw every patch")
+        #expect(report["latencyMs"]?["count"]?.intValue == sent * clients)
+        #expect(report["gaps"] == 0)
+        #expect(report["missing"] == 0)
+        let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/spread").json)
+        #expect(room["version"]?.intValue == sent)
     }
 }

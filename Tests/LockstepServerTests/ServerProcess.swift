@@ -6,12 +6,24 @@ import LockstepTestSupport
 final class ServerProcess: Sendable {
     let child: ChildProcess
     let port: Int
+    /// What the child wrote up to the line naming its port (with its log when started with `mergeErrors`).
+    let startupOutput: String
 
     /// Starts the built `lockstep` binary and waits for the line that names its port.
     convenience init(arguments: [String]) throws {
         try self.init(
             child: ChildProcess(
                 executable: try builtExecutable("lockstep"), arguments: ["serve", "--port", "0"] + arguments))
+    }
+
+    /// Starts it with `RLIMIT_NOFILE` lowered to `descriptorLimit`, soft and hard (through `prlimit`, so it cannot
+    /// raise it back), its log merged into the output read.
+    convenience init(arguments: [String], descriptorLimit: Int) throws {
+        let serve = [try builtExecutable("lockstep"), "serve", "--port", "0"] + arguments
+        try self.init(
+            child: ChildProcess(
+                executable: "/usr/bin/prlimit", arguments: ["--nofile=\(descriptorLimit)", "--"] + serve,
+                mergeErrors: true))
     }
 
     /// Starts it inside `namespace`, listening on the namespace's address, reachable from this one.
@@ -36,6 +48,20 @@ final class ServerProcess: Sendable {
             throw ServerProcessError.didNotStart(text)
         }
         self.port = port
+        startupOutput = text
+    }
+
+    /// Reads the child's output until it contains `needle` or `seconds` pass; returns what was read. Blocks: call it
+    /// off the task pool.
+    func readOutput(until needle: String, seconds: Double) -> String {
+        var text = ""
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline, !text.contains(needle) {
+            guard let count = child.readChunk(into: &chunk, waitingAtMost: 100) else { break }
+            text += String(decoding: chunk[0..<count], as: UTF8.self)
+        }
+        return text
     }
 
     /// SIGKILL: no shutdown code runs, as in a crash or an OOM kill.
