@@ -124,6 +124,26 @@ import Testing
         }
     }
 
+    /// Going back to an older version of the app: rooms the newer one stored are refused, not misread.
+    @Test func aRoomStoredByANewerVersionIsRefusedByAnOlderOne() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(in: directory, app: Shelf.v2) { server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            client.send(.action(id: "a", action: Shelf.add("Dune")))
+            try await client.catchUp(to: 1)
+        }
+        try await withStoredServer(in: directory, app: Shelf.v1) { server in
+            let read = try await HTTPGet(port: server.port, path: "/rooms/test")
+            #expect(read.status == 503)
+            #expect(read.text.contains("stored in state version 2, newer than this app's 1; run the newer server"))
+        }
+        try await withStoredServer(in: directory, app: Shelf.v2) { server in
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["state"] == Shelf.migrated(["Dune"]))
+        }
+    }
+
     @Test func aVersion1RecordingReplaysIntoVersion2() async throws {
         let bytes = try await withServer(app: Shelf.v1) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
