@@ -45,6 +45,10 @@ struct StoredRoomImage: Sendable {
                         stateVersion: configuration.app.evolution.version),
                     epoch: migrated)
                 epoch = migrated
+            } else if configuration.app.evolution.version > 1 {
+                // Another server may have migrated the room between the reads of its epoch and of its state: the
+                // epoch to serve is the one stored with the state that was read.
+                epoch = try await log.epoch(room: room)
             }
             let version = replay.store.version
             // A migrated room's snapshot is the one just written.

@@ -105,18 +105,34 @@ import Testing
 
     /// A `State` changed without raising the state version: the room is refused, saying what to do.
     @Test func aChangedStateWithoutAMigrationIsToldToAddOne() async throws {
+        try await expectRefusal(
+            of: Shelf.v1, by: Shelf.forgetful,
+            saying: [
+                "room test (version 1) cannot be loaded: it does not decode as the app's State", "add a migration",
+            ])
+    }
+
+    /// Going back to an older version of the app: rooms the newer one stored are refused, not misread.
+    @Test func aRoomStoredByANewerVersionIsRefusedByAnOlderOne() async throws {
+        try await expectRefusal(
+            of: Shelf.v2, by: Shelf.v1,
+            saying: ["stored in state version 2, newer than this app's 1; run the newer server"])
+    }
+
+    /// A room with one book stored by `writer` is refused by `reader` with 503 and `words`, and loads, intact, under
+    /// version 2 afterwards.
+    private func expectRefusal(of writer: App, by reader: App, saying words: [String]) async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withStoredServer(in: directory, app: Shelf.v1) { server in
+        try await withStoredServer(in: directory, app: writer) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
             client.send(.action(id: "a", action: Shelf.add("Dune")))
             try await client.catchUp(to: 1)
         }
-        try await withStoredServer(in: directory, app: Shelf.forgetful) { server in
+        try await withStoredServer(in: directory, app: reader) { server in
             let read = try await HTTPGet(port: server.port, path: "/rooms/test")
             #expect(read.status == 503)
-            #expect(read.text.contains("room test (version 1) cannot be loaded: it does not decode as the app's State"))
-            #expect(read.text.contains("add a migration"))
+            for text in words { #expect(read.text.contains(text), "\(read.text)") }
         }
         try await withStoredServer(in: directory, app: Shelf.v2) { server in
             let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
