@@ -366,7 +366,7 @@ public actor RoomClient {
             .tlsSetupFailed(let reason):
             reason
         case .shutDown: "the WebSocket client was shut down"
-        case .addressInUse: error.message
+        case .addressInUse, .cannotListen: error.message
         }
     }
 

@@ -6,8 +6,9 @@ import LockstepTransport
 public enum ServerError: Error, Sendable, Equatable {
     /// Another process listens on the port.
     case portInUse(host: String, port: Int)
-    /// The address cannot be listened on for another reason: not an address of this machine, a port below 1024.
-    case cannotListen(host: String, port: Int)
+    /// The address cannot be listened on for another reason (the system's): not an address of this machine, a
+    /// port below 1024.
+    case cannotListen(host: String, port: Int, reason: String)
     /// The TLS certificate or key cannot be read or used; the text says which file and why.
     case tlsFiles(String)
     /// Another server keeps its rooms in this data directory.
@@ -29,9 +30,9 @@ public enum ServerError: Error, Sendable, Equatable {
         case .portInUse(let host, let port):
             "port \(port) on \(host) is already in use by another process: stop it, or choose another port "
                 + "(--port, ServerConfiguration.port; 0 picks a free one)"
-        case .cannotListen(let host, let port):
-            "cannot listen on \(host):\(port): the host must be an address of this machine (or 0.0.0.0 for all), "
-                + "and ports below 1024 need privileges"
+        case .cannotListen(let host, let port, let reason):
+            "cannot listen on \(host):\(port): \(reason); the host must be an address of this machine (0.0.0.0 for "
+                + "all of them), and ports below 1024 need privileges"
         case .tlsFiles(let reason):
             reason
         case .dataDirectoryLocked(let path):
@@ -78,8 +79,9 @@ extension ServerError {
     init(_ error: TransportError, host: String, port: Int) {
         switch error {
         case .addressInUse: self = .portInUse(host: host, port: port)
+        case .cannotListen(_, _, let reason): self = .cannotListen(host: host, port: port, reason: reason)
         case .tlsSetupFailed(let reason): self = .tlsFiles(reason)
-        default: self = .cannotListen(host: host, port: port)
+        default: self = .cannotListen(host: host, port: port, reason: error.message)
         }
     }
 }

@@ -12,6 +12,8 @@ public enum TransportError: Error, Sendable, Equatable {
     case shutDown
     /// Another process (or another server in this one) is bound to the address a server was to listen on.
     case addressInUse(host: String, port: Int)
+    /// A server's address cannot be listened on for another reason, given by the system.
+    case cannotListen(host: String, port: Int, reason: String)
 
     /// What went wrong, for a person.
     public var message: String {
@@ -20,6 +22,7 @@ public enum TransportError: Error, Sendable, Equatable {
         case .invalidURL(let url): "not a ws:// or wss:// URL: \(url)"
         case .shutDown: "the client or server was shut down"
         case .addressInUse(let host, let port): "port \(port) on \(host) is already in use by another process"
+        case .cannotListen(let host, let port, let reason): "cannot listen on \(host):\(port): \(reason)"
         }
     }
 }

@@ -19,6 +19,21 @@ import Testing
         }
     }
 
+    /// 192.0.2.1 is for documentation (RFC 5737): never an address of this machine.
+    @Test func anAddressOfAnotherMachineCannotBeListenedOn() async throws {
+        var configuration = ServerConfiguration(app: .counter)
+        configuration.host = "192.0.2.1"
+        configuration.port = 0
+        configuration.dataDirectory = nil
+        let error = #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
+        #expect(error == .cannotListen(host: "192.0.2.1", port: 0, reason: "Cannot assign requested address"))
+        let run = try await Launched.run(
+            ["serve", "--host", "192.0.2.1", "--insecure", "--port", "0", "--memory"], environment: [:])
+        #expect(run.status == 1)
+        #expect(run.output.contains("cannot listen on 192.0.2.1:0: Cannot assign requested address"))
+        Self.expectOnlyTheReason(run.output)
+    }
+
     @Test func serveOnABusyPortPrintsOnlyTheReason() async throws {
         try await withServer { first in
             let run = try await Launched.run(["serve", "--port", "\(first.port)", "--memory"], environment: [:])
