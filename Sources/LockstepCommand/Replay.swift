@@ -52,9 +52,8 @@ struct Replay: AsyncParsableCommand {
         do {
             recording = try Recording(ndjson: bytes)
             if let app {
-                guard let found = App.builtIn.first(where: { $0.name == app }) else {
-                    let names = App.builtIn.map(\.name).joined(separator: ", ")
-                    throw ValidationError("unknown app '\(app)'; choose one of: \(names)")
+                guard let found = CommandApps.named(app) else {
+                    throw ValidationError("unknown app '\(app)'; choose one of: \(CommandApps.names)")
                 }
                 recording = try recording.migrated(by: found.evolution)
             }
