@@ -4,8 +4,8 @@ import LockstepJSON
 /// The `counter` app: one shared number.
 ///
 /// The smallest complete reducer; copy it to start your own. It says itself what each action
-/// changed (a ``LockstepCore/PatchingReducer``), so the store neither compares nor diffs its state; a plain
-/// ``LockstepCore/Reducer`` writes `reduce(into:action:)` instead and leaves that to the store.
+/// changed (a ``/LockstepCore/PatchingReducer``), so the store neither compares nor diffs its state; a plain
+/// ``/LockstepCore/Reducer`` writes `reduce(into:action:)` instead and leaves that to the store.
 public struct Counter: PatchingReducer {
     public struct State: Codable, Equatable, Sendable {
         /// The shared number, `count` in the room's JSON state.

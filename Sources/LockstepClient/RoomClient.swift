@@ -97,6 +97,7 @@ public actor RoomClient {
     /// `SSL_CERT_FILE`), or come from the `trustedCertificatesFile` of the `transport` given.
     ///
     /// - Parameters:
+    ///   - url: the room's address on its server, `ws://HOST:PORT/rooms/ROOM` (or `wss://`).
     ///   - path: the part of the room to follow, a JSON Pointer (`/boards/7`); the whole room when `.root`. A
     ///     `path=` in the URL's query does the same.
     ///   - name: the display name peers see (the server uses the connection id when nil).
@@ -116,7 +117,7 @@ public actor RoomClient {
 
     /// Prepares a client that follows the part of the room at `path`, JSON Pointer text (`"/boards/7"`); throws
     /// ``RoomClientError/invalidPath(_:)`` when it is not one. Other parameters as in
-    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)``.
+    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)-(_,JSONPointer,_,_,_,_,_)``.
     public init(
         url: String, path: String, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
         reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
@@ -138,7 +139,7 @@ public actor RoomClient {
     /// Prepares a client for one room served by several servers (sharing a database): `urls` are its addresses on
     /// each, all naming the same room. The client starts with the first, and moves to the next after a failed
     /// attempt or when its server goes away (1001). Other parameters as in
-    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)``.
+    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)-(_,JSONPointer,_,_,_,_,_)``.
     public init(
         urls: [String], path: JSONPointer = .root, name: String? = nil, session: String? = nil,
         outboxLimit: Int = 10_000,
@@ -204,8 +205,8 @@ public actor RoomClient {
     // MARK: - Requests
 
     /// Sends an action; returns the version the room reached (the mirror already shows it when this returns, since
-    /// the server sends the patch before the ack; a view shows it if it touched the view). An action that changes nothing returns the current version.
-    /// While disconnected it waits in the outbox and goes out on reconnection.
+    /// the server sends the patch before the ack; a view shows it if it touched the view). An action that changes
+    /// nothing returns the current version. While disconnected it waits in the outbox and goes out on reconnection.
     @discardableResult
     public func send(action: JSON) async throws(RoomClientError) -> Int {
         try await change { .action(id: $0, action: action) }

@@ -51,7 +51,7 @@ public final class SharedStore<R: Reducer>: TypedRoomClient {
     }
 
     /// Prepares a mirror of the room at `url` whose server runs `reducer`; see
-    /// ``RoomClient/init(url:name:session:outboxLimit:reconnect:transport:)``.
+    /// ``RoomClient/init(url:path:name:session:outboxLimit:reconnect:transport:)-(_,JSONPointer,_,_,_,_,_)``.
     public init(
         _ reducer: R, url: String, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
         reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil

@@ -20,7 +20,7 @@ public final class SharedView<R: Reducer, Value: Decodable & Sendable>: TypedRoo
     public let room: RoomClient
 
     /// Prepares a typed view of the part of the room at `path` (JSON Pointer text); see
-    /// ``RoomClient/init(url:path:name:session:outboxLimit:reconnect:transport:)``.
+    /// ``RoomClient/init(url:path:name:session:outboxLimit:reconnect:transport:)-(_,String,_,_,_,_,_)``.
     public init(
         _ reducer: R.Type, at path: String, as value: Value.Type, url: String, name: String? = nil,
         session: String? = nil, outboxLimit: Int = 10_000, reconnect: ReconnectPolicy = ReconnectPolicy(),

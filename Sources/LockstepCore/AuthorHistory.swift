@@ -30,8 +30,8 @@ public struct AuthorHistory: Sendable, Equatable {
         /// The undo mine or redo mine that took it back.
         public internal(set) var takenBackBy: Int?
 
+        /// The record of `author`'s change at `version`; the rest is what later undo and redo mines note on it.
         public init(
-            /// The record of `author`'s change at `version`; the rest is what later undo and redo mines note on it.
             version: Int, author: String, compensation: JSON?, forward: JSONPatch, inverse: JSONPatch,
             mine: (of: Int, taking: Int)? = nil, isUndoMine: Bool = false, undone: Bool = false,
             takenBackBy: Int? = nil

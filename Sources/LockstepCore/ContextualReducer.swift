@@ -13,8 +13,8 @@
 /// }
 /// ```
 ///
-/// Implement ``Reducer/reduce(into:action:context:)``; ``reduce(into:action:)`` then runs it with an empty context
-/// (no sender, time 0), as a ``TestStore`` without a context does.
+/// Implement ``Reducer/reduce(into:action:context:)``; ``Reducer/reduce(into:action:)`` then runs it with an empty
+/// context (no sender, time 0), as a `TestStore` (LockstepTesting) without a context does.
 public protocol ContextualReducer: Reducer {}
 
 extension ContextualReducer {

@@ -2,7 +2,7 @@ public import LockstepJSON
 
 /// A reducer with a step in front: validate, authorise or enrich each action, seeing the state, the sender and the
 /// time, before the wrapped reducer runs it. What ReSwift calls middleware, composed as a plain reducer, so a
-/// ``TestStore`` tests it like any other and several compose by wrapping.
+/// `TestStore` (LockstepTesting) tests it like any other and several compose by wrapping.
 ///
 /// ```swift
 /// // Only a card's author may remove it.

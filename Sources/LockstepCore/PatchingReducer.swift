@@ -21,8 +21,8 @@
 ///
 /// The patches must agree with the state's encoding: `forward` applied to the encoding of the state before
 /// gives the encoding of the state after, and `inverse` turns it back. (The `json` app's reducer gets both
-/// from ``LockstepJSON/JSONPatch/applyRecording(to:)``.) Return empty patches when nothing changed: the room then keeps
-/// its version.
+/// from ``/LockstepJSON/JSONPatch/applyRecording(to:)``.) Return empty patches when nothing changed: the room then
+/// keeps its version.
 public protocol PatchingReducer: Reducer {
     /// Applies `action` to `state` in place and returns the change it made as patches.
     ///

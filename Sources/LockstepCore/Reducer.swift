@@ -66,6 +66,6 @@ public protocol Reducer<State, Action>: Sendable {
     /// Applies a stored patch to `state`: what undo and redo do.
     ///
     /// The default encodes the whole state, applies the patch to the JSON and decodes the result; when
-    /// `State` is ``LockstepJSON/JSON`` it applies the patch in place, at the cost of the patch alone.
+    /// `State` is ``/LockstepJSON/JSON`` it applies the patch in place, at the cost of the patch alone.
     func apply(_ patch: JSONPatch, to state: inout State) throws(StoreError)
 }

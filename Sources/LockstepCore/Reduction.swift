@@ -18,7 +18,7 @@ public struct Reduction<Action: Sendable>: Sendable {
         self.effect = effect
     }
 
-    /// The operations a JSON Patch performed on a document, as ``LockstepJSON/JSONPatch/applyRecording(to:)``
+    /// The operations a JSON Patch performed on a document, as ``/LockstepJSON/JSONPatch/applyRecording(to:)``
     /// returns them.
     public init(_ applied: AppliedPatch, effect: Effect<Action> = .none) {
         self.init(forward: applied.forward, inverse: applied.inverse, effect: effect)

@@ -49,7 +49,7 @@ public struct RoomOutcome: Sendable {
 public enum RoomEffect: Sendable {
     /// Apply this action next.
     case send(EffectAction)
-    /// Run this work; feed what it sends back with ``RoomStore/send(effect:)``.
+    /// Run this work; feed what it sends back with ``RoomStore/send(effect:context:)``.
     case run(@Sendable (_ send: @escaping @Sendable (EffectAction) async -> Void) async -> Void)
 }
 

@@ -35,7 +35,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     /// Sends `action`, expecting it to change the state exactly as `update` does to the old one.
     ///
     /// Pass an `update` that changes nothing to state that the action is a no-op, and a `context` to send it as
-    /// someone, at some time (what a ``LockstepCore/ContextualReducer`` reads, and whose change undo mine takes back).
+    /// someone, at some time (what a ``/LockstepCore/ContextualReducer`` reads, and whose change undo mine takes back).
     @discardableResult
     public func send(
         _ action: R.Action,
@@ -205,7 +205,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     }
 
     /// Fails unless the change's patches turn the old state's JSON into the new one and back, as clients and
-    /// undo rely on; a ``LockstepCore/PatchingReducer`` writes its patches itself.
+    /// undo rely on; a ``/LockstepCore/PatchingReducer`` writes its patches itself.
     private func expectPatches(
         of change: Change, from before: R.State,
         fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
