@@ -19,8 +19,10 @@ public enum ServerError: Error, Sendable, Equatable {
     case databaseUnreachable(String)
     /// The shared database's URL cannot be used.
     case badDatabaseURL(String)
-    /// The stored rooms were written by another app.
+    /// The shared database's rooms were written by another app.
     case otherApp(stored: String, running: String)
+    /// The data directory's rooms were written by another app.
+    case otherAppsDataDirectory(path: String, stored: String, running: String)
     /// The stored rooms cannot be opened for another reason (a full disk, a damaged database).
     case storage(String)
 
@@ -49,6 +51,9 @@ public enum ServerError: Error, Sendable, Equatable {
         case .otherApp(let stored, let running):
             "the stored rooms belong to the app \(stored), not \(running): run --app \(stored), or use another "
                 + "data directory or database"
+        case .otherAppsDataDirectory(let path, let stored, let running):
+            "the data directory \(path) holds rooms of the app \(stored), not \(running): run --app \(stored), or "
+                + "give this server another directory (--data, ServerConfiguration.dataDirectory)"
         case .storage(let reason):
             reason
         }
@@ -69,8 +74,9 @@ extension ServerError {
         case .unwritableDirectory(let path, let reason): self = .dataDirectoryUnwritable(path: path, reason: reason)
         case .unavailable(let reason): self = .databaseUnreachable(reason)
         case .badURL(let reason): self = .badDatabaseURL(reason)
-        case .appMismatch(let stored, let running), .directoryOfAnotherApp(_, let stored, let running):
-            self = .otherApp(stored: stored, running: running)
+        case .appMismatch(let stored, let running): self = .otherApp(stored: stored, running: running)
+        case .directoryOfAnotherApp(let path, let stored, let running):
+            self = .otherAppsDataDirectory(path: path, stored: stored, running: running)
         default: self = .storage(error.description)
         }
     }

@@ -11,7 +11,7 @@ import Testing
 /// instant, a room read through a server its clients never used, and a client that moves off a killed server while
 /// others write. What the protocol promises across servers (one epoch per room, GET on every server, resume never
 /// behind what the client applied) must hold when the servers race each other, not only when they take turns.
-@Suite(.timeLimit(.minutes(5)), .serialized, .postgresExclusive) struct ClusterContentionTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct ClusterContentionTests {
     /// What one join through one server got: the snapshot's epoch and version, or why there was none.
     struct Join: Sendable, CustomStringConvertible {
         let room: String

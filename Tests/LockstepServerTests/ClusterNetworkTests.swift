@@ -11,7 +11,7 @@ import Testing
 /// writes cut off at the start may still be on their way to the database), and in the middle of a client's writes.
 ///
 /// About 10 s each; the limit leaves room for a loaded machine running every suite at once.
-@Suite(.serialized, .postgresExclusive, .timeLimit(.minutes(2)))
+@Suite(.serialized, .postgresExclusive, .timeLimit(.minutes(10)))
 struct ClusterNetworkTests {
     static let room = "cut"
     /// How long the database link stays down.

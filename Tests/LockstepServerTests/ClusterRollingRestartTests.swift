@@ -10,7 +10,7 @@ import Testing
 /// turn sent SIGTERM and started again on its port, while SDK clients with sessions send 3 000 actions through the
 /// proxy. Every action is applied exactly once, no client's mirror ever skips a version or resynchronises, and every
 /// node exits 0 within its drain timeout.
-@Suite(.timeLimit(.minutes(5)), .serialized, .postgresExclusive) struct ClusterRollingRestartTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct ClusterRollingRestartTests {
     static let clients = 6
     static let actionsPerClient = 500
     static let drainTimeout = Duration.seconds(5)

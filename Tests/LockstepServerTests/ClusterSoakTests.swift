@@ -17,7 +17,7 @@ import Testing
 /// and `seq` that move to the next server whenever their connection ends, resuming with `since=` and `epoch=`.
 ///
 /// 30 s of chaos by default; `LOCKSTEP_SOAK_SECONDS` raises it (at most 300); `LOCKSTEP_SOAK_SEED` replays a run.
-@Suite(.timeLimit(.minutes(8)), .serialized, .postgresExclusive) struct ClusterSoakTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct ClusterSoakTests {
     static let rooms = (0..<3).map { "soak-\($0)" }
 
     static var seconds: Int {

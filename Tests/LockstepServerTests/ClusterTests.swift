@@ -44,7 +44,7 @@ func clusterNode(
     return try SyncServer(configuration: configuration, storage: storage, clock: clock, logger: logger)
 }
 
-@Suite(.timeLimit(.minutes(3)), .serialized, .postgresExclusive) struct ClusterTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct ClusterTests {
     /// A random request for `app`: mostly actions, some undos, redos and reverts to a version the client has seen.
     static func randomRequest(_ app: App, id: String, seen: Int, random: inout SplitMix64) -> String {
         switch random.next() % 10 {
@@ -275,7 +275,7 @@ func clusterNode(
 }
 
 /// Real `lockstep serve --postgres` processes, for what only a process shows: `kill -9`.
-@Suite(.timeLimit(.minutes(3)), .serialized, .postgresExclusive) struct ClusterProcessTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct ClusterProcessTests {
     static func increment(_ seq: Int) -> String {
         #"{"type":"action","id":"\#(seq)","seq":\#(seq),"action":{"type":"increment"}}"#
     }

@@ -77,7 +77,7 @@ extension PrivatePartsRestartTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(2)), .serialized, .postgresExclusive) struct PrivatePartsClusterTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct PrivatePartsClusterTests {
     @Test func bobOnServerBNeverSeesWhatAlicePutInHerHandThroughServerA() async throws {
         let tokens = try await TokenAuthority(secret: AccessTests.secret)
         let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")

@@ -5,7 +5,7 @@ import LockstepTestSupport
 import Testing
 
 /// Rooms stored in PostgreSQL by version 1 of an app, loaded by every server of a cluster running version 2.
-@Suite(.timeLimit(.minutes(3)), .serialized, .postgresExclusive) struct StateMigrationClusterTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct StateMigrationClusterTests {
     @Test func everyServerLoadsAVersion1RoomMigratedAlike() async throws {
         let postgres = try PostgresServer()
         defer { postgres.stop() }

@@ -166,7 +166,7 @@ import Testing
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
         configuration.dataDirectory = directory
-        let refusal = StorageError.directoryOfAnotherApp(path: directory, stored: "shelf", running: "counter")
+        let refusal = ServerError.otherAppsDataDirectory(path: directory, stored: "shelf", running: "counter")
         #expect(throws: refusal) { _ = try SyncServer(configuration: configuration) }
         #expect("\(refusal)".contains("holds rooms of the app shelf, not counter"))
         // The same app, at a newer state version, is welcome.
@@ -181,7 +181,7 @@ import Testing
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
         configuration.dataDirectory = directory
-        #expect(throws: StorageError.directoryOfAnotherApp(path: directory, stored: "todos", running: "counter")) {
+        #expect(throws: ServerError.otherAppsDataDirectory(path: directory, stored: "todos", running: "counter")) {
             _ = try SyncServer(configuration: configuration)
         }
     }

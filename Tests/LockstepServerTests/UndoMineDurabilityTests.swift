@@ -65,7 +65,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(3)), .serialized, .postgresExclusive) struct UndoMineClusterTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct UndoMineClusterTests {
     @Test func aSessionTakesBackOnOneServerWhatItDidThroughAnother() async throws {
         try await withCluster(nodes: 2, app: .todos) { _, servers in
             let alice = try await Writer.connect(servers[0].port, session: "alice")

@@ -6,7 +6,7 @@ import LockstepTestSupport
 import Testing
 
 /// A view on one server of a PostgreSQL cluster gets exactly its part of the changes made through another.
-@Suite(.timeLimit(.minutes(2)), .serialized, .postgresExclusive) struct ViewClusterTests {
+@Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct ViewClusterTests {
     @Test func aViewOnServerBSeesItsPartOfWhatServerAChanged() async throws {
         try await withCluster(nodes: 2, app: .json) { _, servers in
             let writer = try await Writer.connect(servers[0].port)

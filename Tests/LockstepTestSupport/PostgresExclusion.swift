@@ -2,6 +2,9 @@ public import Testing
 
 /// Runs the tests it is given to one at a time across every suite that has it: each of them starts PostgreSQL and
 /// several servers, which together would starve a two-core machine and turn timeouts into failures.
+///
+/// A test's time limit includes its wait for the turn, behind every other such test: suites with this trait take
+/// ten minutes, enough for the whole queue, and still end a test that hangs.
 public struct PostgresExclusion: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
