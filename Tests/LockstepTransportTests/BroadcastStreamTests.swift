@@ -114,16 +114,10 @@ struct BroadcastStreamTests {
         #expect(await onLoop(server) { delegate.stream?.followerCount } == 1)
     }
 
-    /// permessage-deflate end to end between this package's client and server: both lanes of a stream, echoes both
-    /// ways.
+    /// A follower given its own form of a frame (`substitute`) gets it in the frame's place, in order with what was
+    /// sent to it alone; the other followers, plain or deflating, get the shared frame.
     @Test func aFollowerGetsItsOwnFormOfAFrameAndTheOthersTheShared() async throws {
-        let delegate = TestDelegate()
-        let server = try makeServer(delegate)
-        let deflating = try WebSocketClient(compression: true)
-        let plain = try WebSocketClient()
-        defer { deflating.shutdown(); plain.shutdown(); server.shutdown() }
-        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 1 << 20) }
-        try await withTimeout {
+        try await withStreamServer { server, delegate, plain, deflating in
             let owner = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: plain)
             let compressed = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: deflating)
             let other = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: plain)
@@ -145,18 +139,14 @@ struct BroadcastStreamTests {
             #expect(seen[0] == ["s1", "own2", "a3", long, "s5", "s6"])
             #expect(seen[1] == ["s1", "s2", "s3", long, "own5", "s6"])
             #expect(seen[2] == ["s1", "s2", "s3", long, "s5", "s6"])
+            #expect(await onLoop(server) { delegate.stream?.storedBytes } == 0, "caught up: no frame is kept")
         }
-        #expect(await onLoop(server) { delegate.stream?.storedBytes } == 0, "caught up: no frame is kept")
     }
 
+    /// permessage-deflate end to end between this package's client and server: both lanes of a stream, echoes both
+    /// ways.
     @Test func deflateAndPlainFollowersReadTheSameMessagesFromOneStream() async throws {
-        let delegate = TestDelegate()
-        let server = try makeServer(delegate)
-        let deflating = try WebSocketClient(compression: true)
-        let plain = try WebSocketClient()
-        defer { deflating.shutdown(); plain.shutdown(); server.shutdown() }
-        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 1 << 20) }
-        try await withTimeout {
+        try await withStreamServer { server, delegate, plain, deflating in
             let compressed = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: deflating)
             let uncompressed = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: plain)
             var compressedMessages = compressed.messages.makeAsyncIterator()
@@ -177,14 +167,30 @@ struct BroadcastStreamTests {
             #expect(text(await compressedMessages.next()) == "small")
             #expect(text(await plainMessages.next()) == large)
             #expect(text(await plainMessages.next()) == "small")
+            let (flags, lanes) = await onLoop(server) {
+                (
+                    delegate.connections.values.sorted { $0.id < $1.id }.map(\.compressesMessages),
+                    (delegate.stream!.plain.head, delegate.stream!.deflated.head)
+                )
+            }
+            #expect(flags == [true, false])
+            #expect(lanes.1 * 4 < lanes.0, "the deflate lane holds the compressed forms: \(lanes)")
         }
-        let (flags, lanes) = await onLoop(server) {
-            (
-                delegate.connections.values.sorted { $0.id < $1.id }.map(\.compressesMessages),
-                (delegate.stream!.plain.head, delegate.stream!.deflated.head)
-            )
-        }
-        #expect(flags == [true, false])
-        #expect(lanes.1 * 4 < lanes.0, "the deflate lane holds the compressed forms: \(lanes)")
+    }
+
+    /// A server whose delegate has one stream, with a plain and a deflating client transport: `body` runs within the
+    /// default time limit, and all three are shut down after it.
+    private func withStreamServer(
+        _ body: @escaping @Sendable (
+            WebSocketServer, TestDelegate, _ plain: WebSocketClient, _ deflating: WebSocketClient
+        ) async throws -> Void
+    ) async throws {
+        let delegate = TestDelegate()
+        let server = try makeServer(delegate)
+        let deflating = try WebSocketClient(compression: true)
+        let plain = try WebSocketClient()
+        defer { deflating.shutdown(); plain.shutdown(); server.shutdown() }
+        await onLoop(server) { delegate.stream = BroadcastStream(server: server, lagLimit: 1 << 20) }
+        try await withTimeout { try await body(server, delegate, plain, deflating) }
     }
 }
