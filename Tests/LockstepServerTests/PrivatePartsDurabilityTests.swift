@@ -11,9 +11,7 @@ import Testing
     @Test func aReloadedRoomKeepsAlicesHandFromBob() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let tokens = try await TokenAuthority(secret: AccessTests.secret)
-        let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
-        let bob = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "bob")
+        let (tokens, alice, bob) = try await PrivatePartsTests.aliceAndBob()
         let configure: (inout ServerConfiguration) -> Void = {
             $0.tokens = tokens
             $0.privateParts = try! PrivateParts(["/hands/{sub}"])
@@ -45,9 +43,7 @@ extension PrivatePartsRestartTests {
     @Test func anEvictedRoomKeepsAlicesHandFromBob() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let tokens = try await TokenAuthority(secret: AccessTests.secret)
-        let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
-        let bob = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "bob")
+        let (tokens, alice, bob) = try await PrivatePartsTests.aliceAndBob()
         try await withStoredServer(in: directory, app: .json, configure: {
             $0.tokens = tokens
             $0.privateParts = try! PrivateParts(["/hands/{sub}"])
@@ -79,9 +75,7 @@ extension PrivatePartsRestartTests {
 
 @Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct PrivatePartsClusterTests {
     @Test func bobOnServerBNeverSeesWhatAlicePutInHerHandThroughServerA() async throws {
-        let tokens = try await TokenAuthority(secret: AccessTests.secret)
-        let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
-        let bob = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "bob")
+        let (tokens, alice, bob) = try await PrivatePartsTests.aliceAndBob()
         try await withCluster(nodes: 2, app: .json, configure: {
             $0.tokens = tokens
             $0.privateParts = try! PrivateParts(["/hands/{sub}"])

@@ -10,12 +10,18 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct PrivatePartsTests {
     static func patch(_ ops: String) -> String { #"{"type":"action","action":{"type":"patch","ops":\#(ops)}}"# }
 
-    static func withPrivateServer(
-        _ body: (SyncServer, _ alice: String, _ bob: String) async throws -> Void
-    ) async throws {
+    /// A token authority, and a writer's token of room `test` for alice and for bob (their subjects).
+    static func aliceAndBob() async throws -> (TokenAuthority, alice: String, bob: String) {
         let tokens = try await TokenAuthority(secret: AccessTests.secret)
         let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
         let bob = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "bob")
+        return (tokens, alice, bob)
+    }
+
+    static func withPrivateServer(
+        _ body: (SyncServer, _ alice: String, _ bob: String) async throws -> Void
+    ) async throws {
+        let (tokens, alice, bob) = try await PrivatePartsTests.aliceAndBob()
         try await withServer(app: .json, configure: {
             $0.tokens = tokens
             $0.privateParts = try! PrivateParts(["/hands/{sub}"])
