@@ -9,7 +9,7 @@ public struct Todos: PatchingReducer {
     public struct State: Codable, Equatable, Sendable {
         /// The list, in the order items were added.
         public var items: [Item]
-        /// The id the next added item gets; ids are never reused.
+        /// The id the next added item gets: the state hands ids out, so every client agrees on them.
         public var nextId: Int
 
         /// A list of `items`; a new room starts empty, with `nextId` 1.

@@ -2,7 +2,7 @@ public import LockstepJSON
 
 /// A store seen through JSON, whatever its reducer: what a server keeps for each room.
 public protocol RoomStore: Sendable {
-    /// The room's current version: 0 before its first change, then one more with each.
+    /// The room's current version: 0 for a new room, one more with each change.
     var version: Int { get }
     /// The room's undo and redo stacks, and who made each recent change.
     var history: History { get }
