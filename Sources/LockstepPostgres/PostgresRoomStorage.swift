@@ -5,25 +5,26 @@ import Synchronization
 
 /// Rooms in PostgreSQL, shared by every server given the same database (`lockstep serve --postgres URL`).
 ///
-/// A room's row in `rooms` is its lock: ``write(room:after:prepare:)`` holds it (`SELECT … FOR UPDATE`) for one
+/// A room's row in `rooms` is its lock: ``write(room:after:sessions:prepare:)`` holds it (`SELECT … FOR UPDATE`) for one
 /// transaction, so every server commits a room's versions in one order. Commits and peer lists are announced with
 /// `pg_notify` on one channel, heard by each server's listening connection (``events()``).
 ///
 /// Every call is bounded by ``Configuration/operationTimeout``: a database that cannot be reached makes calls throw
-/// ``StorageError/unavailable(_:)`` within it, never hang; none blocks its caller's thread.
+/// `StorageError.unavailable` within it, never hang; none blocks its caller's thread.
 public final class PostgresRoomStorage: SharedRoomStorage {
     /// Limits of the storage; each has a default fit for a server.
     public struct Configuration: Sendable {
         /// How long a server's published peers stay listed when it stops renewing them (killed, cut off).
         public var peerLifetime: Duration = .seconds(15)
-        /// The longest any one call may take before it fails as ``StorageError/unavailable(_:)``.
+        /// The longest any one call may take before it fails as `StorageError.unavailable`.
         public var operationTimeout: Duration = .seconds(5)
         /// The most connections the pool opens (the listening connection is one more).
         public var maximumConnections = 20
-        /// How many versions of changes ``write(room:after:prepare:)`` keeps before a room's latest snapshot (the
+        /// How many versions of changes ``write(room:after:sessions:prepare:)`` keeps before a room's latest snapshot (the
         /// server's `--keep-history`); `append` takes it as an argument.
         public var keepHistory = 10_000
 
+        /// The defaults of `lockstep serve --postgres`.
         public init() {}
     }
 
@@ -31,6 +32,7 @@ public final class PostgresRoomStorage: SharedRoomStorage {
     static let channel = "lockstep"
 
     public let node: Int
+    /// Timeouts, pool size and kept history this storage was opened with.
     public let configuration: Configuration
     public var peerLifetime: Duration { configuration.peerLifetime }
     public var isAvailable: Bool { available.load(ordering: .acquiring) }
@@ -121,7 +123,7 @@ public final class PostgresRoomStorage: SharedRoomStorage {
         for task in tasks.withLock({ tasks in defer { tasks = [] }; return tasks }) { task.cancel() }
     }
 
-    /// Runs `operation`, failing with ``StorageError/unavailable(_:)`` after ``Configuration/operationTimeout``
+    /// Runs `operation`, failing with `StorageError.unavailable` after ``Configuration/operationTimeout``
     /// (the operation is then cancelled, and left to end on its own) or when the database cannot be reached.
     func bounded<T: Sendable>(
         _ what: String, _ operation: @escaping @Sendable () async throws -> T

@@ -79,6 +79,7 @@ public struct ServerConfiguration: Sendable {
     /// A PEM certificate (chain) and its unencrypted PEM key: the port then speaks TLS only, `wss://` and `https://`.
     /// Both or neither.
     public var tlsCertificatePath: String?
+    /// The unencrypted PEM key of ``tlsCertificatePath``.
     public var tlsKeyPath: String?
     /// Whether a client that offers permessage-deflate (RFC 7692) gets compressed frames; off, every client gets
     /// plain ones, whatever it offers.

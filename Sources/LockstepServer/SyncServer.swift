@@ -18,6 +18,7 @@ public import Logging
 /// try await server.run()  // serves until SIGINT or SIGTERM, then drains
 /// ```
 public actor SyncServer {
+    /// What the server was started with.
     public nonisolated let configuration: ServerConfiguration
     /// Idle limits, presence intervals and retries run on it.
     nonisolated let clock: ServerClock
@@ -58,7 +59,7 @@ public actor SyncServer {
     /// Starts listening at once; throws a ``ServerError`` if the port cannot be listened on or the data directory
     /// used (an ``AccessError`` for private parts without tokens). ``run()`` then serves until SIGINT or SIGTERM.
     ///
-    /// Rooms go to `storage` when given, else to a ``RoomLog`` in `configuration.dataDirectory`,
+    /// Rooms go to `storage` when given, else to a `RoomLog` (SQLite) in `configuration.dataDirectory`,
     /// else nowhere (memory only). `logger` defaults to swift-log's: lines of level info and above, on stderr.
     public init(
         configuration: ServerConfiguration, storage: (any RoomStorage)? = nil, clock: ServerClock = .continuous,

@@ -30,8 +30,8 @@ public struct RecordingReplay<R: Reducer> {
     public let reducer: R
     /// The undo depth of the replay's store; give the server's (`--undo-depth`) so undo takes back the same changes.
     public let undoDepth: Int
-    /// The reducer's state version and migrations, as its ``App`` declares them: a recording made under an older
-    /// state version is migrated (``Recording/migrated(by:)``) before it is replayed.
+    /// The reducer's state version and migrations, as its ``/LockstepCore/App`` declares them: a recording made
+    /// under an older state version is migrated (``/LockstepCore/Recording/migrated(by:)``) before it is replayed.
     public let evolution: StateEvolution
 
     /// A replay through `reducer`, with the server's undo depth.
