@@ -224,10 +224,15 @@ def main():
     print(text)
 
 
-if __name__ == "__main__":
+def run(body):
+    """Runs `body`, then stops every process it started and removes the work directory."""
     try:
-        main()
+        body()
     finally:
         for process in reversed(processes):
             stop(process)
         shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    run(main)

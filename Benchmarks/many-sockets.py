@@ -79,7 +79,7 @@ def main():
     cluster.DURATION = str(options["duration"])
     args = cluster.load_arguments(
         binary, urls, clients=options["clients"], writers=1, rate=options["rate"], processes=options["processes"],
-        **{"source-addresses": options["source-addresses"], "threads": 1, "batch": 500})
+        **{"source-addresses": options["source-addresses"], "threads": 1, "batch": 500, "open-timeout": "120s"})
     began = time.time()
     result = subprocess.run(args, capture_output=True, text=True)
     done.set()
@@ -121,9 +121,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:
-        for process in reversed(cluster.processes):
-            cluster.stop(process)
-        cluster.shutil.rmtree(cluster.work, ignore_errors=True)
+    cluster.run(main)

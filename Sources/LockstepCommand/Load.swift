@@ -58,6 +58,13 @@ struct Load: ParsableCommand {
     @Option(help: "Sockets opened at a time; each batch waits for its snapshots.")
     var batch = 200
 
+    @Option(
+        help: """
+            While opening: how long no socket may open or fail before the run gives up (raise it when the machine \
+            is busy and many sockets are opened at once).
+            """)
+    var openTimeout = LoadDuration(argument: "15s")!
+
     @Option(help: "Client event loops (libwebsockets contexts, one thread each).")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
@@ -233,8 +240,10 @@ struct Load: ParsableCommand {
                 if current != settled {
                     settled = current
                     lastChange = now
-                } else if now - lastChange > 15_000_000_000 {
-                    throw .connect("\(issued - current) of \(issued) connections neither opened nor failed in 15 s")
+                } else if now - lastChange > openTimeout.nanoseconds {
+                    throw .connect(
+                        "\(issued - current) of \(issued) connections neither opened nor failed in --open-timeout "
+                            + "\(openTimeout.seconds) s")
                 }
                 progress.tick(now: now)
                 LoadClock.sleep(until: now + 5_000_000)

@@ -8,7 +8,9 @@ import Darwin
 /// One generator process of `lockstep load --processes N`: this same executable, run with `--worker I`, which opens
 /// its share of the clients and talks to the coordinating process in lines: it writes `ready`, its highest acked
 /// version, its acked versions and its tally on stdout, and reads the start time, everyone's highest acked version
-/// and everyone's acked versions on stdin. Its stderr is the coordinator's, so its errors are seen.
+/// and everyone's acked versions on stdin. Its stderr is the coordinator's, so its errors are seen. Started with
+/// `posix_spawn` rather than Foundation's `Process`, which on Linux reads `/proc/self/fd` past its buffer in a
+/// process holding thousands of sockets (see Tests/LockstepTestSupport/ChildProcess.swift).
 final class LoadWorker {
     let index: Int
     private let pid: pid_t

@@ -44,6 +44,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Open WebSocket connections accepted; further handshakes are refused.")
     var maxConnections = 20_000
 
+    @Option(
+        help: """
+            Bytes read per connection at a time; each connection holds a buffer this size, most of its idle memory. \
+            Larger messages arrive in several reads.
+            """)
+    var receiveBuffer = 1_024
+
     @Option(help: "Messages per second one connection may send (0: no limit); a faster one is read more slowly.")
     var rateLimit = 1_000
 
@@ -162,6 +169,7 @@ struct Serve: AsyncParsableCommand {
         }
         for (name, value) in [
             ("max-frame", maxFrame), ("queue-limit", queueLimit), ("max-connections", maxConnections),
+            ("receive-buffer", receiveBuffer),
         ]
         where value <= 0 {
             throw ValidationError("--\(name) must be positive")
@@ -210,6 +218,7 @@ struct Serve: AsyncParsableCommand {
         configuration.allowedOrigins = allowedOrigin
         configuration.resumeWindow = resumeWindow
         configuration.maxConnections = maxConnections
+        configuration.receiveBufferBytes = receiveBuffer
         configuration.rateLimit = rateLimit
         configuration.presenceLimit = presenceLimit
         configuration.dataDirectory = memory ? nil : data

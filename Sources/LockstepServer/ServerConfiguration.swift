@@ -36,6 +36,10 @@ public struct ServerConfiguration: Sendable {
     public var resumeWindow = 10_000
     /// Open WebSocket connections the server accepts; further handshakes are refused.
     public var maxConnections = 20_000
+    /// Bytes libwebsockets reads into per connection at a time. Every connection holds a buffer of this size, so it
+    /// is most of an idle connection's memory (4096 cost about 3 KiB more per connection than 1024); a message larger
+    /// than it arrives in several reads and is assembled, so it bounds nothing a client may send.
+    public var receiveBufferBytes = 1_024
     /// While the process is out of file descriptors, at most one warning per this interval says so (with how many
     /// connections were refused since the last); the `lockstep_out_of_descriptors_total` metric counts every one.
     public var descriptorWarningInterval = Duration.seconds(10)

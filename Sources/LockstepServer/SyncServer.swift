@@ -70,6 +70,7 @@ public actor SyncServer {
         transportConfiguration.host = configuration.host
         transportConfiguration.port = configuration.port
         transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
+        transportConfiguration.receiveBufferBytes = configuration.receiveBufferBytes
         transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             transportConfiguration.tls = TLSFiles(certificatePath: certificate, privateKeyPath: key)
