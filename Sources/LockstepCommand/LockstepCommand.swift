@@ -10,7 +10,8 @@ public import LockstepCore
 /// ```
 public enum LockstepCommand {
     /// Parses the process's arguments, runs the subcommand they name (`serve` by default) and exits; `--app` chooses
-    /// among `apps` by ``App/name``, the first by default. `apps` must not be empty, and their names must differ.
+    /// among `apps` by `App.name`, the first by default. `apps` must not be empty, and their names
+    /// must differ.
     public static func main(apps: [App]) async {
         precondition(!apps.isEmpty, "LockstepCommand.main needs at least one app")
         precondition(Set(apps.map(\.name)).count == apps.count, "LockstepCommand.main: two apps have the same name")

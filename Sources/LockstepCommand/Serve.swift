@@ -7,7 +7,7 @@ import LockstepStorage
 import LockstepSQLite
 import Logging
 
-/// `lockstep serve`: runs the server until SIGTERM or SIGINT, then drains it (see ``SyncServer/run()``).
+/// `lockstep serve`: runs the server until SIGTERM or SIGINT, then drains it (see `SyncServer.run()`).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve rooms over WebSocket (ws://HOST:PORT/rooms/ROOM) and HTTP on one port."
