@@ -5,9 +5,9 @@ import Synchronization
 
 /// Rooms in PostgreSQL, shared by every server given the same database (`lockstep serve --postgres URL`).
 ///
-/// A room's row in `rooms` is its lock: ``write(room:after:sessions:prepare:)`` holds it (`SELECT … FOR UPDATE`) for one
-/// transaction, so every server commits a room's versions in one order. Commits and peer lists are announced with
-/// `pg_notify` on one channel, heard by each server's listening connection (``events()``).
+/// A room's row in `rooms` is its lock: ``write(room:after:sessions:prepare:)`` holds it (`SELECT … FOR UPDATE`)
+/// for one transaction, so every server commits a room's versions in one order. Commits and peer lists are announced
+/// with `pg_notify` on one channel, heard by each server's listening connection (``events()``).
 ///
 /// Every call is bounded by ``Configuration/operationTimeout``: a database that cannot be reached makes calls throw
 /// `StorageError.unavailable` within it, never hang; none blocks its caller's thread.
@@ -20,8 +20,8 @@ public final class PostgresRoomStorage: SharedRoomStorage {
         public var operationTimeout: Duration = .seconds(5)
         /// The most connections the pool opens (the listening connection is one more).
         public var maximumConnections = 20
-        /// How many versions of changes ``write(room:after:sessions:prepare:)`` keeps before a room's latest snapshot (the
-        /// server's `--keep-history`); `append` takes it as an argument.
+        /// How many versions of changes ``write(room:after:sessions:prepare:)`` keeps before a room's latest snapshot
+        /// (the server's `--keep-history`); `append` takes it as an argument.
         public var keepHistory = 10_000
 
         /// The defaults of `lockstep serve --postgres`.

@@ -129,7 +129,8 @@ final class Room {
         // A change wholly inside private subtrees changes nothing others see: only its owners' streams are offered
         // it, so it costs the same however many clients the room has.
         let offered =
-            privateParts.isWhollyPrivate(ops) ? Set(touched.owners.flatMap { viewsByReader[$0] ?? [] }) : Set(views.keys)
+            privateParts.isWhollyPrivate(ops)
+            ? Set(touched.owners.flatMap { viewsByReader[$0] ?? [] }) : Set(views.keys)
         // A move or copy may carry what one reader sees and another does not: then each reader gets its own form.
         let carries = ops.operations.contains {
             switch $0 {
