@@ -4,6 +4,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepPostgres
 import LockstepServer
+import LockstepStorage
 import LockstepTestSupport
 import Logging
 import Testing
@@ -35,13 +36,29 @@ func clusterNode(
     storageConfiguration.operationTimeout = operationTimeout
     var logger = Logger(label: "lockstep-cluster-test")
     logger.logLevel = .critical
-    let storage = try await PostgresRoomStorage(
+    let storage = try await openStorage(
         url: postgres.url, app: app.name, configuration: storageConfiguration, logger: logger)
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
     configuration.dataDirectory = nil
     configure(&configuration)
     return try SyncServer(configuration: configuration, storage: storage, clock: clock, logger: logger)
+}
+
+/// A database just started, on a machine running the rest of the suite, may take longer to open than a test's short
+/// timeout for its writes: opening is tried three times, and the timeout still applies to everything after.
+private func openStorage(
+    url: String, app: String, configuration: PostgresRoomStorage.Configuration, logger: Logger
+) async throws(StorageError) -> PostgresRoomStorage {
+    var attempt = 1
+    while true {
+        do {
+            return try await PostgresRoomStorage(url: url, app: app, configuration: configuration, logger: logger)
+        } catch {
+            guard case .unavailable = error, attempt < 3 else { throw error }
+            attempt += 1
+        }
+    }
 }
 
 @Suite(.timeLimit(.minutes(10)), .serialized, .postgresExclusive) struct ClusterTests {
