@@ -48,11 +48,7 @@ struct DescriptorLimitTests {
         for client in clients.suffix(4) { client.close() }
         clients.removeLast(4)
         // Until the server has seen the closes, a request may itself be refused for want of a descriptor.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while (try? await metric("lockstep_connections", port: server.port)).map({ $0 > clients.count }) ?? true {
-            try #require(ContinuousClock.now < deadline, "the server never saw the four clients go")
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await waitForMetric("lockstep_connections", toReachAtMost: clients.count, port: server.port)
         let late = try await TestClient.connect(port: server.port, room: "full", using: sharedTransport)
         #expect(try await late.nextSnapshotState() == ["count": 1])
         #expect(try await metric("lockstep_out_of_descriptors_total", port: server.port) >= 1)

@@ -198,11 +198,12 @@ func waitForMetric(_ name: String, toReachAtMost value: Int, port: Int, timeout:
     try await waitForMetric(name, port: port, timeout: timeout, "above \(value)") { $0 <= value }
 }
 
+/// A read of `/metrics` that fails (a server out of descriptors refusing it) counts as not reached yet.
 private func waitForMetric(
     _ name: String, port: Int, timeout: Duration, _ failure: String, until reached: (Int) -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
-    while !reached(try await metric(name, port: port)) {
+    while !((try? await metric(name, port: port)).map(reached) ?? false) {
         guard ContinuousClock.now < deadline else {
             Issue.record("\(name) stayed at \(try await metric(name, port: port)), \(failure)")
             throw TestClientError.timedOut
