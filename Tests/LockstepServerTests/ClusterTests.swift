@@ -388,25 +388,39 @@ private func openStorage(
         try await withCluster(nodes: 1, operationTimeout: .seconds(1)) { postgres, servers in
             let client = try await TestClient.connect(servers[0], room: "held", using: sharedTransport)
             _ = try await client.nextJSON(type: "snapshot")
-            // Another session holds the room's row for three seconds.
-            let holder = Task.detached {
-                try postgres.sql(
-                    "BEGIN; SELECT version FROM rooms WHERE room = 'held' FOR UPDATE; SELECT pg_sleep(3); COMMIT;")
+            // Another session holds the room's row until the test ends it, so the write waits however slow the
+            // machine is.
+            let holder = Task {
+                try? await offThePool {
+                    try postgres.sql(
+                        "BEGIN; SELECT version FROM rooms WHERE room = 'held' FOR UPDATE; SELECT pg_sleep(60); COMMIT;")
+                }
             }
-            // Sent once the row is held, as PostgreSQL shows it.
-            let held = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active' "
+            let holding = "FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND state = 'active' "
                 + "AND pid <> pg_backend_pid()"
-            for _ in 0..<100 {
-                if try await offThePool({ try postgres.sql(held) }).contains("1") { break }
-                try await Task.sleep(for: .milliseconds(20))
+            var held = false
+            for _ in 0..<500 where !held {
+                held = try await offThePool({ try postgres.sql("SELECT count(*) " + holding) }).contains("1")
+                if !held { try await Task.sleep(for: .milliseconds(20)) }
             }
+            try #require(held, "the other session holds the row")
             client.sendRaw(#"{"type":"action","id":"late","action":{"type":"increment"}}"#)
             let refused = try await client.nextJSON(type: "error", timeout: .seconds(10))
             #expect(refused["id"] == "late" && refused["code"] == "unavailable")
-            _ = try await holder.value
-            client.sendRaw(#"{"type":"action","id":"next","action":{"type":"add","amount":10}}"#)
-            let ack = try await client.nextJSON(type: "ack", timeout: .seconds(10))
-            #expect(ack["id"] == "next" && ack["version"] == 1, "the abandoned write took no version")
+            // Ending the holder's session rolls its transaction back and frees the row.
+            _ = try await offThePool { try postgres.sql("SELECT pg_terminate_backend(pid) " + holding) }
+            await holder.value
+            // Until the server's probe finds the database again, it answers `unavailable` at once: sent again, as a
+            // client does, until it is acknowledged.
+            var answer: JSON = .null
+            for _ in 0..<50 where answer["type"] != "ack" {
+                client.sendRaw(#"{"type":"action","id":"next","action":{"type":"add","amount":10}}"#)
+                repeat {
+                    answer = try await client.nextJSON(timeout: .seconds(10))
+                } while answer["type"] != "ack" && answer["type"] != "error"
+                if answer["type"] != "ack" { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(answer["id"] == "next" && answer["version"] == 1, "the abandoned write took no version")
             let room = try #require(try await ClusterTests.room("held", port: servers[0].port, at: 1))
             #expect(room["state"] == ["count": 10])
         }
