@@ -4,7 +4,7 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-APT_PACKAGES := libwebsockets-dev libsqlite3-dev pkg-config zlib1g-dev libssl-dev
+APT_PACKAGES := libwebsockets-dev libev-dev libsqlite3-dev pkg-config zlib1g-dev libssl-dev
 TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
 ARGS ?=
 

@@ -69,7 +69,7 @@ let package = Package(
         .systemLibrary(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
-            providers: [.apt(["libwebsockets-dev"])]
+            providers: [.apt(["libwebsockets-dev", "libev-dev"])]
         ),
         // zlib's raw deflate, for permessage-deflate.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),

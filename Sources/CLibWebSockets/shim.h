@@ -2,6 +2,7 @@
 #define CLIBWEBSOCKETS_SHIM_H
 
 #include <libwebsockets.h>
+#include <ev.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -65,6 +66,26 @@ static inline const struct lws_extension *CLibWebSockets_deflate_extensions(void
 /// The RSV1 bit of the frame being received: set on the first frame of a compressed message.
 static inline int CLibWebSockets_frame_is_compressed(struct lws *wsi) {
     return (lws_get_reserved_bits(wsi) & 0x40) != 0;
+}
+
+/// A libev loop for one context (epoll on Linux): libwebsockets' own loop passes every descriptor to poll(2) on each
+/// pass, so its cost grows with idle connections; under an event library it is the descriptors that are ready.
+static inline void *CLibWebSockets_event_loop_new(void) {
+    return ev_loop_new(EVFLAG_AUTO);
+}
+
+/// Runs one pass: blocks until something is ready (an event, a timer, `lws_cancel_service`), then handles it.
+static inline void CLibWebSockets_event_loop_run_once(void *loop) {
+    ev_run((struct ev_loop *)loop, EVRUN_ONCE);
+}
+
+static inline void CLibWebSockets_event_loop_destroy(void *loop) {
+    ev_loop_destroy((struct ev_loop *)loop);
+}
+
+/// The context option that runs it on a libev loop (passed in as its foreign loop).
+static inline uint64_t CLibWebSockets_event_loop_option(void) {
+    return LWS_SERVER_OPTION_LIBEV;
 }
 
 /// Returns the allocator's free pages to the system (glibc's `malloc_trim`, not in Swift's Glibc module); a no-op

@@ -17,7 +17,7 @@ final class HTTPExchange {
 
     /// Waits for the producer (a deferred answer, a stream's `.later`) for up to `responseWaitTimeoutSeconds`. Reading
     /// pauses meanwhile: lws does not read in the middle of a transaction, so a client's close or next request would
-    /// otherwise wake `poll()` again and again.
+    /// otherwise wake the loop again and again.
     func pause(_ wsi: OpaquePointer, server: WebSocketServer) {
         lws_rx_flow_control(wsi, 0)
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(server.configuration.responseWaitTimeoutSeconds))

@@ -8,6 +8,10 @@ internal import Darwin
 
 /// The thread that owns one libwebsockets context; also a SerialExecutor so an actor can be isolated to it.
 ///
+/// The context runs on a libev loop of its own (epoll on Linux), so a pass costs what is ready, not what is open:
+/// libwebsockets' built-in loop hands every descriptor to poll(2) each time, which dominates a server holding many
+/// idle connections. Configure a context with ``configure(_:)`` before creating it.
+///
 /// libwebsockets is single-threaded per context: only `lws_cancel_service` may be called from elsewhere. Work from
 /// other threads goes into a locked inbox, then `lws_cancel_service` wakes the loop, which drains the inbox in
 /// `LWS_CALLBACK_EVENT_WAIT_CANCELLED`. After shutdown, late work still runs, serially, on the submitting thread.
@@ -42,10 +46,26 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private var wakeHandler: (() -> Void)?
     /// Called on the loop thread right after the context was destroyed; set before `start`.
     private var destroyedHandler: (() -> Void)?
-    /// Runs after every pass of `lws_service`, before the next `poll()`. Loop thread only.
+    /// Runs after every pass of the event loop, before it waits again. Loop thread only.
     private var turnHandler: (() -> Void)?
+    /// The libev loop, and the one-element array `lws_context_creation_info.foreign_loops` points to.
+    private let eventLoop: UnsafeMutablePointer<UnsafeMutableRawPointer?>
 
-    init() {}
+    init() {
+        eventLoop = .allocate(capacity: 1)
+        eventLoop.initialize(to: CLibWebSockets_event_loop_new())
+    }
+
+    deinit {
+        if let loop = eventLoop.pointee { CLibWebSockets_event_loop_destroy(loop) }
+        eventLoop.deallocate()
+    }
+
+    /// Has the context created from `info` run on this loop.
+    func configure(_ info: inout lws_context_creation_info) {
+        info.options |= CLibWebSockets_event_loop_option()
+        info.foreign_loops = eventLoop
+    }
 
     /// Runs a job of an actor isolated to this loop. Any thread.
     public func enqueue(_ job: consuming ExecutorJob) {
@@ -101,7 +121,7 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
         state.withLock { $0.thread = thread }
     }
 
-    /// Asks the loop to leave `lws_service`, destroy its context, and end. Any thread; idempotent.
+    /// Asks the loop to stop waiting for events, destroy its context, and end. Any thread; idempotent.
     func requestStop() {
         execute { [self] in self.stopping = true }
     }
@@ -177,7 +197,7 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private func run(context: OpaquePointer) {
         ownerThread.store(currentThreadID(), ordering: .releasing)
         while !stopping {
-            if lws_service(context, 0) < 0 { break }
+            CLibWebSockets_event_loop_run_once(eventLoop.pointee)
             turnHandler?()
         }
         state.withLock { $0.phase = .destroying }

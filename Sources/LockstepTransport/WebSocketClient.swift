@@ -60,6 +60,7 @@ public final class WebSocketClient: @unchecked Sendable {
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.connect_timeout_secs = UInt32(Self.handshakeTimeoutSeconds)
         info.pt_serv_buf_size = UInt32(max(4096, receiveBufferBytes))
+        loop.configure(&info)
         guard let context = lws_create_context(&info) else { throw .contextCreationFailed("client context") }
         self.context = context
         loop.start(context: context, owner: self, onWake: nil, onDestroyed: { [unowned self] in

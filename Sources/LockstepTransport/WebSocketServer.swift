@@ -136,6 +136,7 @@ public final class WebSocketServer: @unchecked Sendable {
         // permessage-deflate is negotiated through libwebsockets (so it accepts RSV1 frames) but done here: its own
         // extension would compress only what goes through lws_write's framing, never the pre-framed writes.
         info.extensions = configuration.compression ? CLibWebSockets_deflate_extensions() : nil
+        loop.configure(&info)
 
         guard let context = lws_create_context(&info) else {
             if let tls = configuration.tls {
@@ -180,7 +181,7 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Asks every follower of the streams appended to in this pass for a writeable callback in the next one: the
-    /// same `poll()` that would have served a per-connection request, so fan-out adds no loop turn.
+    /// same wait that would have served a per-connection request, so fan-out adds no loop turn.
     private func wakeStreams() {
         guard !streamsToWake.isEmpty else { return }
         let streams = streamsToWake
