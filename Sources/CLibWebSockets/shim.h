@@ -3,6 +3,7 @@
 
 #include <libwebsockets.h>
 #include <ev.h>
+#include <stdlib.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -81,6 +82,32 @@ static inline void CLibWebSockets_event_loop_run_once(void *loop) {
 
 static inline void CLibWebSockets_event_loop_destroy(void *loop) {
     ev_loop_destroy((struct ev_loop *)loop);
+}
+
+/// A once-a-second wake of a context on a libev loop. libwebsockets 4.1 re-arms its libev timer for the earliest
+/// timeout only after socket activity, and cannot bring an armed one forward, so a timeout falling due while the
+/// loop is quiet (a half-sent request's) would wait for unrelated traffic. Each tick wakes the context as
+/// `lws_cancel_service` does, which handles every timeout that is due: what its built-in loop does once a second.
+typedef struct {
+    ev_timer timer;
+    struct lws_context *context;
+} CLibWebSockets_tick;
+
+static inline void CLibWebSockets_tick_fire(struct ev_loop *loop, ev_timer *timer, int revents) {
+    lws_cancel_service(((CLibWebSockets_tick *)timer)->context);
+}
+
+static inline void *CLibWebSockets_tick_start(void *loop, struct lws_context *context) {
+    CLibWebSockets_tick *tick = malloc(sizeof *tick);
+    tick->context = context;
+    ev_timer_init(&tick->timer, CLibWebSockets_tick_fire, 1.0, 1.0);
+    ev_timer_start((struct ev_loop *)loop, &tick->timer);
+    return tick;
+}
+
+static inline void CLibWebSockets_tick_stop(void *loop, void *tick) {
+    ev_timer_stop((struct ev_loop *)loop, &((CLibWebSockets_tick *)tick)->timer);
+    free(tick);
 }
 
 /// The context option that runs it on a libev loop (passed in as its foreign loop).

@@ -196,10 +196,12 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
 
     private func run(context: OpaquePointer) {
         ownerThread.store(currentThreadID(), ordering: .releasing)
+        let tick = CLibWebSockets_tick_start(eventLoop.pointee, context)
         while !stopping {
             CLibWebSockets_event_loop_run_once(eventLoop.pointee)
             turnHandler?()
         }
+        CLibWebSockets_tick_stop(eventLoop.pointee, tick)
         state.withLock { $0.phase = .destroying }
         drainInbox()
         lws_context_destroy(context)
