@@ -68,14 +68,13 @@ public final class BroadcastStream {
         return Mark(plain: start.0..<plain.head, deflated: start.1..<deflated.head)
     }
 
-    /// Writes to every follower with frames to write (``WebSocketConnection/writeNow()``); drops followers that fell
-    /// too far behind and the chunks no follower needs. Runs once per pass of the loop in which frames were appended.
+    /// Asks every follower with frames to write for a writeable callback; drops followers that fell too far behind
+    /// and the chunks no follower needs. Runs once per pass of the loop in which frames were appended.
     func wake() {
         wakeScheduled = false
         var oldestPlain = plain.head
         var oldestDeflated = deflated.head
         var fallen: [WebSocketConnection] = []
-        var due: [WebSocketConnection] = []
         var now: ContinuousClock.Instant?
         for follower in followers {
             let connection = follower.takeUnretainedValue()
@@ -87,13 +86,11 @@ public final class BroadcastStream {
                 if lane === plain { oldestPlain = min(oldestPlain, position) } else {
                     oldestDeflated = min(oldestDeflated, position)
                 }
-                if position < lane.head { due.append(connection) }
+                if position < lane.head { connection.requestWritable() }
             }
         }
         plain.release(before: oldestPlain)
         deflated.release(before: oldestDeflated)
-        // After the walk: a write may tell the server a connection drained, which can change who follows.
-        for connection in due { connection.writeNow() }
         for connection in fallen {
             connection.unfollow()
             server.delegate.connectionDidFallBehind(connection)

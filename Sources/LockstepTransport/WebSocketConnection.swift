@@ -209,18 +209,6 @@ public final class WebSocketConnection {
         lws_callback_on_writable(wsi)
     }
 
-    /// Writes what is waiting at once, outside a writeable callback, when libwebsockets holds nothing of an earlier
-    /// write: the socket almost always takes it, and what it does not take libwebsockets keeps and sends when the
-    /// socket is writable again. A follower woken for every patch then costs one write instead of a write and two
-    /// changes to the event loop's interest set. Plain connections only: under TLS, writes wait for the callback.
-    func writeNow() {
-        guard let wsi, !writeRequested, pendingClose == nil, server.configuration.tls == nil,
-            lws_partial_buffered(wsi) == 0
-        else { return requestWritable() }
-        // What the callback's -1 would do: the connection is closed, from the loop's next pass.
-        if handleWriteable() < 0 { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, -1) }
-    }
-
     /// `LWS_CALLBACK_SERVER_WRITEABLE`: hands as many waiting frames as fit to one `lws_write`: frames sent to this
     /// connection that are due, else the stream's frames up to the next ones sent, written from the stream's memory.
     ///
