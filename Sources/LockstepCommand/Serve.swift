@@ -5,6 +5,7 @@ import LockstepPostgres
 import LockstepServer
 import LockstepStorage
 import LockstepSQLite
+import LockstepTransport
 import Logging
 
 /// `lockstep serve`: runs the server until SIGTERM or SIGINT, then drains it (see `SyncServer.run()`).
@@ -50,6 +51,13 @@ struct Serve: AsyncParsableCommand {
             Larger messages arrive in several reads.
             """)
     var receiveBuffer = 1_024
+
+    @Option(
+        help: """
+            How the loop waits for sockets: poll costs every connection on each pass, the cheaper loop for busy rooms; \
+            epoll costs only the ready ones, for many mostly idle connections.
+            """)
+    var eventLoop = EventLoopBackend.poll
 
     @Option(help: "Messages per second one connection may send (0: no limit); a faster one is read more slowly.")
     var rateLimit = 1_000
@@ -219,6 +227,7 @@ struct Serve: AsyncParsableCommand {
         configuration.resumeWindow = resumeWindow
         configuration.maxConnections = maxConnections
         configuration.receiveBufferBytes = receiveBuffer
+        configuration.eventLoop = eventLoop
         configuration.rateLimit = rateLimit
         configuration.presenceLimit = presenceLimit
         configuration.dataDirectory = memory ? nil : data

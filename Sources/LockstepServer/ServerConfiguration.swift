@@ -1,6 +1,7 @@
 public import LockstepCore
 public import LockstepStorage
 public import LockstepSQLite
+public import LockstepTransport
 
 /// Everything a server can be told; each limit has a default a public deployment can live with.
 public struct ServerConfiguration: Sendable {
@@ -40,6 +41,9 @@ public struct ServerConfiguration: Sendable {
     /// is most of an idle connection's memory (4096 cost about 3 KiB more per connection than 1024); a message larger
     /// than it arrives in several reads and is assembled, so it bounds nothing a client may send.
     public var receiveBufferBytes = 1_024
+    /// How the transport's loop waits for sockets: `poll` (the default) costs every open connection on each pass and
+    /// is the cheaper loop for busy rooms; `epoll` costs only the ready ones, for many mostly idle connections.
+    public var eventLoop = EventLoopBackend.poll
     /// While the process is out of file descriptors, at most one warning per this interval says so (with how many
     /// connections were refused since the last); the `lockstep_out_of_descriptors_total` metric counts every one.
     public var descriptorWarningInterval = Duration.seconds(10)

@@ -71,6 +71,7 @@ public actor SyncServer {
         transportConfiguration.port = configuration.port
         transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
         transportConfiguration.receiveBufferBytes = configuration.receiveBufferBytes
+        transportConfiguration.eventLoop = configuration.eventLoop
         transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             transportConfiguration.tls = TLSFiles(certificatePath: certificate, privateKeyPath: key)

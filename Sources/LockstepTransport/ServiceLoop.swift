@@ -8,9 +8,8 @@ internal import Darwin
 
 /// The thread that owns one libwebsockets context; also a SerialExecutor so an actor can be isolated to it.
 ///
-/// The context runs on a libev loop of its own (epoll on Linux), so a pass costs what is ready, not what is open:
-/// libwebsockets' built-in loop hands every descriptor to poll(2) each time, which dominates a server holding many
-/// idle connections. Configure a context with ``configure(_:)`` before creating it.
+/// How it waits for the context's sockets is its ``EventLoopBackend``; configure a context with ``configure(_:)``
+/// before creating it.
 ///
 /// libwebsockets is single-threaded per context: only `lws_cancel_service` may be called from elsewhere. Work from
 /// other threads goes into a locked inbox, then `lws_cancel_service` wakes the loop, which drains the inbox in
@@ -48,23 +47,15 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private var destroyedHandler: (() -> Void)?
     /// Runs after every pass of the event loop, before it waits again. Loop thread only.
     private var turnHandler: (() -> Void)?
-    /// The libev loop, and the one-element array `lws_context_creation_info.foreign_loops` points to.
-    private let eventLoop: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    private let driver: any LoopDriver
 
-    init() {
-        eventLoop = .allocate(capacity: 1)
-        eventLoop.initialize(to: CLibWebSockets_event_loop_new())
+    init(backend: EventLoopBackend) {
+        driver = backend.makeDriver()
     }
 
-    deinit {
-        if let loop = eventLoop.pointee { CLibWebSockets_event_loop_destroy(loop) }
-        eventLoop.deallocate()
-    }
-
-    /// Has the context created from `info` run on this loop.
+    /// Has the context created from `info` run on this loop's backend.
     func configure(_ info: inout lws_context_creation_info) {
-        info.options |= CLibWebSockets_event_loop_option()
-        info.foreign_loops = eventLoop
+        driver.configure(&info)
     }
 
     /// Runs a job of an actor isolated to this loop. Any thread.
@@ -196,12 +187,12 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
 
     private func run(context: OpaquePointer) {
         ownerThread.store(currentThreadID(), ordering: .releasing)
-        let tick = CLibWebSockets_tick_start(eventLoop.pointee, context)
+        driver.start(context)
         while !stopping {
-            CLibWebSockets_event_loop_run_once(eventLoop.pointee)
+            if !driver.runPass(context) { break }
             turnHandler?()
         }
-        CLibWebSockets_tick_stop(eventLoop.pointee, tick)
+        driver.stop(context)
         state.withLock { $0.phase = .destroying }
         drainInbox()
         lws_context_destroy(context)

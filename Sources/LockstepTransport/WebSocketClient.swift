@@ -47,7 +47,7 @@ public final class WebSocketClient: @unchecked Sendable {
         self.trustedCertificatesFile = trustedCertificatesFile
         LibWebSocketsLog.install(warnings: false)
         self.maxMessageBytes = maxMessageBytes
-        loop = ServiceLoop()
+        loop = ServiceLoop(backend: .poll)
         protocolName = strdup("lockstep")!
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)

@@ -37,6 +37,8 @@ public final class WebSocketServer: @unchecked Sendable {
         public var compression = true
         /// Data frames whose payload is shorter go to deflate clients uncompressed.
         public var compressionMinimumBytes = 128
+        /// How the loop waits for sockets: `poll` suits busy fan-out, `epoll` many mostly idle connections.
+        public var eventLoop = EventLoopBackend.poll
 
         /// Builds a configuration; the defaults suit a local development server.
         public init(
@@ -96,7 +98,7 @@ public final class WebSocketServer: @unchecked Sendable {
         LibWebSocketsLog.install(warnings: configuration.logWarnings)
         self.configuration = configuration
         self.delegate = delegate
-        loop = ServiceLoop()
+        loop = ServiceLoop(backend: configuration.eventLoop)
         writeBuffer = .allocate(byteCount: CLibWebSockets_LWS_PRE + configuration.coalesceBytes, alignment: 16)
 
         let name = strdup("lockstep")!

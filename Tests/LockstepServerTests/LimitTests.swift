@@ -4,6 +4,7 @@ import LockstepApps
 import LockstepCore
 import LockstepJSON
 import LockstepServer
+import LockstepTransport
 import Testing
 import LockstepTestSupport
 
@@ -33,8 +34,13 @@ import LockstepTestSupport
         }
     }
 
-    @Test func aHalfSentRequestIsClosedAfterTheHandshakeTimeout() async throws {
-        try await withServer(configure: { $0.handshakeTimeout = .seconds(1) }) { server in
+    /// Also on the epoll loop, whose timer libwebsockets re-arms only after socket activity.
+    @Test(arguments: EventLoopBackend.allCases)
+    func aHalfSentRequestIsClosedAfterTheHandshakeTimeout(eventLoop: EventLoopBackend) async throws {
+        try await withServer(configure: {
+            $0.handshakeTimeout = .seconds(1)
+            $0.eventLoop = eventLoop
+        }) { server in
             let honest = try await TestClient.connect(server, using: sharedTransport)
             let port = server.port
             // Half a request, then silence; and a request trickled one byte at a time, never finished.

@@ -6,7 +6,7 @@ import LockstepTransport
 import Testing
 import LockstepTestSupport
 
-/// Many clients at once: convergence, slow readers, a thousand sockets in one room.
+/// Many clients at once: convergence, slow readers, a thousand sockets in one room; on either event loop.
 @Suite(.timeLimit(.minutes(3))) struct ScaleTests {
     let transport = sharedTransport
 
@@ -58,11 +58,12 @@ import LockstepTestSupport
         }
     }
 
-    @Test func aClientThatStopsReadingNeitherSlowsOthersNorSeesAGap() async throws {
+    @Test(arguments: EventLoopBackend.allCases)
+    func aClientThatStopsReadingNeitherSlowsOthersNorSeesAGap(eventLoop: EventLoopBackend) async throws {
         try await withServer(
             app: .json,
             configure: {
-                $0.queueLimitBytes = 64 * 1024; $0.rateLimit = 0
+                $0.queueLimitBytes = 64 * 1024; $0.rateLimit = 0; $0.eventLoop = eventLoop
             }
         ) { server in
             let slow = try await TestClient.connect(server, using: transport)
@@ -95,8 +96,9 @@ import LockstepTestSupport
         }
     }
 
-    @Test func aThousandSocketsInOneRoomAllReceiveOneAction() async throws {
-        try await withServer { server in
+    @Test(arguments: EventLoopBackend.allCases)
+    func aThousandSocketsInOneRoomAllReceiveOneAction(eventLoop: EventLoopBackend) async throws {
+        try await withServer(configure: { $0.eventLoop = eventLoop }) { server in
             var clients: [TestClient] = []
             for _ in 0..<10 {
                 try await withThrowingTaskGroup(of: TestClient.self) { group in

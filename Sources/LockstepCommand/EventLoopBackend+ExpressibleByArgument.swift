@@ -1,0 +1,4 @@
+public import ArgumentParser
+public import LockstepTransport
+
+extension EventLoopBackend: ExpressibleByArgument {}
