@@ -2,13 +2,14 @@
 """100 000 sockets in one room across six servers on one PostgreSQL, on this machine.
 
     python3 Benchmarks/many-sockets.py [--clients N] [--servers S] [--processes P] [--source-addresses K]
-                                        [--rate R] [--duration SECONDS] [OUTPUT.md]
+                                        [--rate R] [--duration SECONDS] [--event-loop epoll|poll] [OUTPUT.md]
 
 One process may hold at most `ulimit -Hn` descriptors (20 000 here, and root cannot raise it), so neither one
 server nor one generator can hold 100 000 sockets: the script starts a throwaway PostgreSQL (see cluster.py), S
 release `lockstep serve` nodes on it (counter app), and one `lockstep load --processes P --source-addresses K`
 whose clients take the nodes' URLs in turn (client i on node i mod S, in process i mod P, from 127.0.0.<2 + i mod
-K>). One writer sends R actions/s for the duration; every client checks that it got every version in order.
+K>). One writer sends R actions/s for the duration; every client checks that it got every version in order. The
+nodes run `--event-loop epoll` unless told otherwise: most of their connections are idle in most passes.
 
 While the load runs, each node's RSS and `lockstep_connections` are sampled once a second; the report gives,
 per node, the RSS beside the node's RSS before any client (the baseline of the same run) and the growth per
@@ -26,7 +27,8 @@ import urllib.request
 
 import cluster
 
-OPTIONS = {"clients": 100_000, "servers": 6, "processes": 8, "source-addresses": 8, "rate": 5, "duration": 30}
+OPTIONS = {"clients": 100_000, "servers": 6, "processes": 8, "source-addresses": 8, "rate": 5, "duration": 30,
+           "event-loop": "epoll"}
 
 
 def resident_kib(pid):
@@ -54,13 +56,15 @@ def main():
     output = None
     while arguments:
         if arguments[0].startswith("--"):
-            options[arguments[0][2:]] = int(arguments[1])
+            name = arguments[0][2:]
+            options[name] = arguments[1] if name == "event-loop" else int(arguments[1])
             arguments = arguments[2:]
         else:
             output, arguments = arguments[0], arguments[1:]
     binary = os.environ.get("LOCKSTEP_BINARY") or cluster.lockstep()
     url = cluster.start_postgres()
-    nodes = [cluster.start_node(binary, ["--postgres", url, "--max-connections", "20000"])
+    nodes = [cluster.start_node(binary, ["--postgres", url, "--max-connections", "20000",
+                                         "--event-loop", options["event-loop"]])
              for _ in range(options["servers"])]
     baseline = {node.pid: resident_kib(node.pid) for node, _ in nodes}
     peak = {node.pid: (0, baseline[node.pid]) for node, _ in nodes}
@@ -91,7 +95,8 @@ def main():
 
     lines = [f"{options['clients']} clients in one room over {options['servers']} servers on one PostgreSQL, "
              f"{options['processes']} generator processes, {options['source-addresses']} source addresses, one "
-             f"writer at {options['rate']} actions/s for {options['duration']} s; this machine "
+             f"writer at {options['rate']} actions/s for {options['duration']} s, `--event-loop "
+             f"{options['event-loop']}`; this machine "
              f"({os.cpu_count()} cores), whole run {time.time() - began:.0f} s.", "",
              "| node | connections | RSS before clients | RSS with clients | per connection |",
              "| --- | ---: | ---: | ---: | ---: |"]

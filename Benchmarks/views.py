@@ -10,7 +10,8 @@ Every run gets a fresh server (json app, in memory, no rate limit) and one `lock
    offered (views: 10x the actions, each reaching 100 clients) and at saturation (burst);
 2. private parts: 1 000 clients, each with its own subtree under `/hands` (`--private-part`), actions changing
    public state, on a server with `--private '/hands/{sub}'` beside the same room on a server without it;
-3. a change inside the writer's own private subtree (`--own-writes`) with 10 clients in the room beside 1 000.
+3. a change inside the writer's own private subtree (`--own-writes`) with 10 clients in the room beside 1 000, on
+   each event loop (`--event-loop poll`, then `epoll`).
 
 The server's CPU comes from /proc (`serverCPUSeconds`), so the cost of a delivery is measured, not inferred.
 DURATION (seconds, default 10) sets each run's length. The generator shares the machine with the server.
@@ -157,9 +158,9 @@ def private_parts(binary, secret):
         ])
 
 
-def own_changes(binary, secret):
-    print("own private changes", file=sys.stderr)
-    server = ["--auth-secret-file", secret, "--private", PRIVATE]
+def own_changes(binary, secret, event_loop):
+    print(f"own private changes, --event-loop {event_loop}", file=sys.stderr)
+    server = ["--auth-secret-file", secret, "--private", PRIVATE, "--event-loop", event_loop]
     common = dict(private_part=PRIVATE, auth_secret_file=secret, own_writes=True, writers=1)
     burst = dict(scenario="burst", window=16)
     rate = int(os.environ.get("OWN_RATE", "500"))
@@ -167,7 +168,7 @@ def own_changes(binary, secret):
                             dict(rate=rate), burst)
     per_action = lambda report: report["serverMicrosPerAction"]
     return compare(
-        "One writer changing its own private subtree: 10 clients in the room beside 1 000",
+        f"One writer changing its own private subtree: 10 clients in the room beside 1 000, `--event-loop {event_loop}`",
         ("10 clients", "1 000 clients"), pairs, [
             (f"{rate} actions/s offered: server CPU per action", "fixed", per_action, "{:.2f} µs", "≈ 1"),
             ("burst (16 in flight): acked actions/s", "burst", lambda r: r["actionsPerSecond"], "{:,.0f}", "≈ 1"),
@@ -183,7 +184,8 @@ def main():
         secret = os.path.join(work, "secret")
         with open(secret, "w") as file:
             file.write(os.urandom(32).hex() + "\n")
-        report = "\n".join([views(binary), private_parts(binary, secret), own_changes(binary, secret)])
+        report = "\n".join([views(binary), private_parts(binary, secret)]
+                           + [own_changes(binary, secret, loop) for loop in ("poll", "epoll")])
     if output:
         with open(output, "w") as file:
             file.write(report)
