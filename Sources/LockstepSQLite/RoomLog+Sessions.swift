@@ -28,33 +28,33 @@ extension RoomLog {
                 """)
     }
 
+    /// Statements are compiled once per connection (`cachedStatement`): they run in every group commit.
     static func write(_ sessions: SessionWrites, _ db: Database, now: Double) throws {
         for (room, epoch) in sessions.epochs {
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO room_epochs (room, epoch) VALUES (?, ?)", arguments: [room, epoch])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO room_epochs (room, epoch) VALUES (?, ?)")
+                .execute(arguments: [room, epoch])
         }
         var rooms = Set<String>()
         for mark in sessions.marks {
             rooms.insert(mark.room)
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO session_marks (room, session, seq, time) VALUES (?, ?, ?, ?)
                     ON CONFLICT (room, session) DO UPDATE SET seq = max(seq, excluded.seq), time = excluded.time
-                    """,
-                arguments: [mark.room, mark.session, mark.seq, mark.time])
+                    """
+            ).execute(arguments: [mark.room, mark.session, mark.seq, mark.time])
         }
         for room in rooms {
             if sessions.idleSeconds.isFinite {
-                try db.execute(
-                    sql: "DELETE FROM session_marks WHERE room = ? AND time < ?",
-                    arguments: [room, now - sessions.idleSeconds])
+                try db.cachedStatement(sql: "DELETE FROM session_marks WHERE room = ? AND time < ?")
+                    .execute(arguments: [room, now - sessions.idleSeconds])
             }
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     DELETE FROM session_marks WHERE room = ?1 AND session NOT IN (
                         SELECT session FROM session_marks WHERE room = ?1 ORDER BY time DESC, session LIMIT ?2)
-                    """,
-                arguments: [room, sessions.limit])
+                    """
+            ).execute(arguments: [room, sessions.limit])
         }
     }
 

@@ -116,12 +116,12 @@ public final class RoomLog: RoomStorage {
         let now = Date().timeIntervalSince1970
         try await write { db in
             try Self.write(sessions, db, now: now)
+            // Compiled once per connection, not once per change: a group commit can carry thousands.
+            let insert = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO changes (room, version, message, inverse, time) VALUES (?, ?, ?, ?, ?)")
             for change in changes {
-                try db.execute(
-                    sql:
-                        "INSERT OR REPLACE INTO changes (room, version, message, inverse, time) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [change.room, change.version, Data(change.message), Data(change.record), now]
-                )
+                try insert.execute(
+                    arguments: [change.room, change.version, Data(change.message), Data(change.record), now])
             }
             for snapshot in snapshots {
                 try Self.store(snapshot, db, now: now)
