@@ -17,7 +17,7 @@ final class DurabilityQueue {
 
     var pending: [Release] = []
     var rows: [StoredChange] = []
-    var snapshots: [StoredSnapshot] = []
+    var snapshots: [PendingSnapshot] = []
     /// Session marks that moved; an ack waits for its mark even when its action changed nothing.
     var marks: [StoredMark] = []
     /// The epochs of the rooms the next write touches, stored with a room's first write.
@@ -35,7 +35,7 @@ final class DurabilityQueue {
     /// Hands everything waiting over to a write: it is in flight until `finished()`. Returns what the write stores.
     func takeWrite(
         sessions: SessionWrites
-    ) -> (rows: [StoredChange], snapshots: [StoredSnapshot], sessions: SessionWrites) {
+    ) -> (rows: [StoredChange], snapshots: [PendingSnapshot], sessions: SessionWrites) {
         var sessions = sessions
         sessions.marks = marks
         sessions.epochs = epochs

@@ -83,7 +83,8 @@ final class LocalLogPipeline: LoggingPipeline {
         queue.writeScheduled = false
         while queue.inFlight == nil, !server.isStopped {
             guard queue.hasWrites else { return releasePending(server: server) }
-            let (rows, snapshots, sessions) = queue.takeWrite(sessions: server.sessionWrites())
+            let (rows, pending, sessions) = queue.takeWrite(sessions: server.sessionWrites())
+            let snapshots = await PendingSnapshot.encodedAway(pending)
             let result: Result<Void, StorageError>
             do throws(StorageError) {
                 try await log.append(

@@ -188,7 +188,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         state.batchRows = rows
         state.batchMarks = sessions.marks
         state.batchEpoch = !sessions.epochs.isEmpty
-        return RoomWrite(changes: rows, snapshots: snapshots, sessions: sessions)
+        return RoomWrite(changes: rows, snapshots: snapshots.map { $0.encoded() }, sessions: sessions)
     }
 
     /// A locked write failed: its requests are answered `unavailable` (nothing of them was applied), and a batch

@@ -32,12 +32,11 @@ extension SyncServer {
     }
 
     /// `room`'s state and history, for storage to replay only what comes after; the room counts changes from it.
-    func snapshot(of room: Room) -> StoredSnapshot? {
+    func snapshot(of room: Room) -> PendingSnapshot? {
         do {
-            let snapshot = StoredSnapshot(
-                room: room.name, version: room.store.version, state: try room.store.stateJSON().serialized(),
-                history: HistoryCoding.encode(room.store.history), stateVersion: configuration.app.evolution.version
-            )
+            let snapshot = PendingSnapshot(
+                room: room.name, version: room.store.version, state: try room.store.stateJSON(),
+                history: room.store.history, stateVersion: configuration.app.evolution.version)
             room.changesSinceSnapshot = 0
             return snapshot
         } catch {
@@ -49,15 +48,15 @@ extension SyncServer {
     /// With a room's first change (`version` 1), for an app past state version 1: the initial state as a snapshot of
     /// version 0, so that the state version the room's changes are written in is known (a room with no snapshot is
     /// taken as stored in version 1, as every room was before apps had state versions).
-    func initialSnapshot(of room: Room, storing version: Int) -> [StoredSnapshot] {
+    func initialSnapshot(of room: Room, storing version: Int) -> [PendingSnapshot] {
         let evolution = configuration.app.evolution
         guard version == 1, evolution.version > 1,
             let state = try? configuration.app.makeStore(undoDepth: configuration.undoDepth).stateJSON()
         else { return [] }
         return [
-            StoredSnapshot(
-                room: room.name, version: 0, state: state.serialized(),
-                history: HistoryCoding.encode(History(depth: configuration.undoDepth)), stateVersion: evolution.version)
+            PendingSnapshot(
+                room: room.name, version: 0, state: state, history: History(depth: configuration.undoDepth),
+                stateVersion: evolution.version)
         ]
     }
 
