@@ -47,6 +47,7 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private var destroyedHandler: (() -> Void)?
     /// Runs after every pass of the event loop, before it waits again. Loop thread only.
     private var turnHandler: (() -> Void)?
+    /// Runs the context's passes: poll(2) or libev. Chosen once, at init.
     private let driver: any LoopDriver
 
     init(backend: EventLoopBackend) {
