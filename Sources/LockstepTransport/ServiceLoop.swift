@@ -8,8 +8,8 @@ internal import Darwin
 
 /// The thread that owns one libwebsockets context; also a SerialExecutor so an actor can be isolated to it.
 ///
-/// How it waits for the context's sockets is its ``EventLoopBackend``; configure a context with ``configure(_:)``
-/// before creating it.
+/// How it waits for the context's sockets is its ``EventLoopBackend``; a context is configured for it with
+/// `configure(_:)` before it is created.
 ///
 /// libwebsockets is single-threaded per context: only `lws_cancel_service` may be called from elsewhere. Work from
 /// other threads goes into a locked inbox, then `lws_cancel_service` wakes the loop, which drains the inbox in
