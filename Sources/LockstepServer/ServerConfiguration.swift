@@ -1,5 +1,5 @@
 public import LockstepCore
-public import LockstepStorage
+import LockstepStorage
 public import LockstepSQLite
 public import LockstepTransport
 
