@@ -41,17 +41,7 @@ import LockstepTestSupport
                 #expect(await writer.gaps.isEmpty)
             }
 
-            // The server finds a reader behind only while changes keep coming, and the socket buffers may have taken
-            // most of the burst: a trickle of changes until it drops the stalled reader's queue.
-            var trickle = 0
-            while try await metric("lockstep_dropped_queues_total", port: server.port) < 1 {
-                trickle += 1
-                try #require(trickle <= 200, "the stalled reader was never found behind")
-                let op: JSON = ["op": "add", "path": "/trickle", "value": .int(trickle)]
-                writers[0].send(.action(id: "t\(trickle)", action: ["type": "patch", "ops": [op]]))
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            let last = total + trickle
+            let last = total + (try await writers[0].trickleUntilAQueueIsDropped(port: server.port))
             try await writers[0].catchUp(to: last)
 
             stalled.socket.setReceiving(true)

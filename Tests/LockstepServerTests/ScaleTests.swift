@@ -87,15 +87,7 @@ import LockstepTestSupport
             try await watcher.catchUp(to: total)
             #expect(await watcher.gaps.isEmpty)
             #expect(await watcher.snapshots == 1)
-            // The server finds a reader behind only while changes keep coming: a trickle until it drops the queue.
-            var trickle = 0
-            while try await metric("lockstep_dropped_queues_total", port: server.port) < 1 {
-                trickle += 1
-                try #require(trickle <= 200, "the slow client was never found behind")
-                let op: JSON = ["op": "add", "path": "/trickle", "value": .int(trickle)]
-                driver.send(.action(id: "t\(trickle)", action: ["type": "patch", "ops": [op]]))
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            let trickle = try await driver.trickleUntilAQueueIsDropped(port: server.port)
 
             slow.socket.setReceiving(true)
             try await slow.catchUp(to: total + trickle, timeout: .seconds(30))

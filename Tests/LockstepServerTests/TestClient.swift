@@ -134,6 +134,21 @@ final class TestClient: Sendable {
     func close() {
         socket.close()
     }
+
+    /// Sends a small `json` change every 50 ms until the server has dropped some reader's queue
+    /// (`lockstep_dropped_queues_total`): a reader is found behind only while changes keep coming, and the socket
+    /// buffers can take most of a burst. Returns how many changes it sent; fails the test after 200.
+    func trickleUntilAQueueIsDropped(port: Int) async throws -> Int {
+        var trickle = 0
+        while try await metric("lockstep_dropped_queues_total", port: port) < 1 {
+            trickle += 1
+            try #require(trickle <= 200, "no reader's queue was dropped")
+            let op: JSON = ["op": "add", "path": "/trickle", "value": .int(trickle)]
+            send(.action(id: "t\(trickle)", action: ["type": "patch", "ops": [op]]))
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return trickle
+    }
 }
 
 enum TestClientError: Error {
