@@ -3,23 +3,32 @@ import LockstepJSON
 
 /// A room's ``AuthorHistory`` as JSON, inside its snapshots' history.
 enum AuthorHistoryCoding {
-    static func encode(_ authors: AuthorHistory) -> JSON {
-        let records: [JSON] = authors.records.map { record in
-            var object: JSONObject = [
-                "version": .int(record.version), "author": .string(record.author), "forward": record.forward.json,
-                "inverse": record.inverse.json,
-            ]
-            if let compensation = record.compensation { object["compensation"] = compensation }
-            if let mine = record.mine { object["of"] = .int(mine.of); object["taking"] = .int(mine.taking) }
-            if record.isUndoMine { object["undoMine"] = true }
-            if record.undone { object["undone"] = true }
-            if let taker = record.takenBackBy { object["takenBackBy"] = .int(taker) }
-            return .object(object)
+    static func encode(_ authors: AuthorHistory, into bytes: inout [UInt8]) {
+        JSONObjectWriter.object(into: &bytes) { object in
+            object.member("records", each: authors.records) { record, bytes in
+                JSONObjectWriter.object(into: &bytes) { object in
+                    object.member("version", .int(record.version))
+                    object.member("author", .string(record.author))
+                    object.member("forward", record.forward)
+                    object.member("inverse", record.inverse)
+                    if let compensation = record.compensation { object.member("compensation", compensation) }
+                    if let mine = record.mine {
+                        object.member("of", .int(mine.of))
+                        object.member("taking", .int(mine.taking))
+                    }
+                    if record.isUndoMine { object.member("undoMine", true) }
+                    if record.undone { object.member("undone", true) }
+                    if let taker = record.takenBackBy { object.member("takenBackBy", .int(taker)) }
+                }
+            }
+            object.member("redo", each: authors.redo.sorted { $0.key < $1.key }) { entry, bytes in
+                JSONObjectWriter.object(into: &bytes) { object in
+                    object.member("author", .string(entry.key))
+                    object.member("versions", .array(entry.value.map { .int($0) }))
+                }
+            }
+            object.member("latestTime", .int(authors.latestTime))
         }
-        let redo: [JSON] = authors.redo.sorted { $0.key < $1.key }.map {
-            ["author": .string($0.key), "versions": .array($0.value.map { .int($0) })]
-        }
-        return ["records": .array(records), "redo": .array(redo), "latestTime": .int(authors.latestTime)]
     }
 
     static func decode(_ json: JSON, depth: Int) throws -> AuthorHistory {

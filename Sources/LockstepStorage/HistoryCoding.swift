@@ -4,14 +4,18 @@ import LockstepJSON
 /// The undo and redo stacks, and who made each recent change, as JSON, for snapshots.
 public enum HistoryCoding {
     public static func encode(_ history: History) -> [UInt8] {
-        func entries(_ list: some Sequence<HistoryEntry>) -> JSON {
-            .array(list.map { ["version": .int($0.version), "forward": $0.forward.json, "inverse": $0.inverse.json] })
+        func write(_ entry: HistoryEntry, into bytes: inout [UInt8]) {
+            JSONObjectWriter.object(into: &bytes) { object in
+                object.member("version", .int(entry.version))
+                object.member("forward", entry.forward)
+                object.member("inverse", entry.inverse)
+            }
         }
-        let json: JSON = [
-            "undo": entries(history.undoStack), "redo": entries(history.redoStack),
-            "authors": AuthorHistoryCoding.encode(history.authors),
-        ]
-        return json.serialized()
+        var object = JSONObjectWriter()
+        object.member("undo", each: history.undoStack, write)
+        object.member("redo", each: history.redoStack, write)
+        object.member("authors") { AuthorHistoryCoding.encode(history.authors, into: &$0) }
+        return object.finished()
     }
 
     /// Reads stacks written by ``encode(_:)``, bounded by `depth` (the server's current `--undo-depth`).
