@@ -2,14 +2,16 @@
 """100 000 sockets in one room across six servers on one PostgreSQL, on this machine.
 
     python3 Benchmarks/many-sockets.py [--clients N] [--servers S] [--processes P] [--source-addresses K]
-                                        [--rate R] [--duration SECONDS] [--event-loop epoll|poll] [OUTPUT.md]
+                                        [--rate R] [--duration SECONDS] [--event-loop epoll|poll]
+                                        [--generator-loop epoll|poll] [OUTPUT.md]
 
 One process may hold at most `ulimit -Hn` descriptors (20 000 here, and root cannot raise it), so neither one
 server nor one generator can hold 100 000 sockets: the script starts a throwaway PostgreSQL (see cluster.py), S
 release `lockstep serve` nodes on it (counter app), and one `lockstep load --processes P --source-addresses K`
 whose clients take the nodes' URLs in turn (client i on node i mod S, in process i mod P, from 127.0.0.<2 + i mod
 K>). One writer sends R actions/s for the duration; every client checks that it got every version in order. The
-nodes run `--event-loop epoll` unless told otherwise: most of their connections are idle in most passes.
+nodes and the generator's loops run on epoll unless told otherwise (`--event-loop`, `--generator-loop`): most of
+their connections are idle in most passes.
 
 While the load runs, each node's RSS and `lockstep_connections` are sampled once a second; the report gives,
 per node, the RSS beside the node's RSS before any client (the baseline of the same run) and the growth per
@@ -28,7 +30,8 @@ import urllib.request
 import cluster
 
 OPTIONS = {"clients": 100_000, "servers": 6, "processes": 8, "source-addresses": 8, "rate": 5, "duration": 30,
-           "event-loop": "epoll"}
+           "event-loop": "epoll", "generator-loop": "epoll"}
+LOOP_OPTIONS = ("event-loop", "generator-loop")
 
 
 def resident_kib(pid):
@@ -57,7 +60,7 @@ def main():
     while arguments:
         if arguments[0].startswith("--"):
             name = arguments[0][2:]
-            options[name] = arguments[1] if name == "event-loop" else int(arguments[1])
+            options[name] = arguments[1] if name in LOOP_OPTIONS else int(arguments[1])
             arguments = arguments[2:]
         else:
             output, arguments = arguments[0], arguments[1:]
@@ -83,7 +86,8 @@ def main():
     cluster.DURATION = str(options["duration"])
     args = cluster.load_arguments(
         binary, urls, clients=options["clients"], writers=1, rate=options["rate"], processes=options["processes"],
-        **{"source-addresses": options["source-addresses"], "threads": 1, "batch": 500, "open-timeout": "120s"})
+        **{"source-addresses": options["source-addresses"], "threads": 1, "batch": 500, "open-timeout": "120s",
+           "event-loop": options["generator-loop"]})
     began = time.time()
     result = subprocess.run(args, capture_output=True, text=True)
     done.set()
@@ -95,8 +99,8 @@ def main():
 
     lines = [f"{options['clients']} clients in one room over {options['servers']} servers on one PostgreSQL, "
              f"{options['processes']} generator processes, {options['source-addresses']} source addresses, one "
-             f"writer at {options['rate']} actions/s for {options['duration']} s, `--event-loop "
-             f"{options['event-loop']}`; this machine "
+             f"writer at {options['rate']} actions/s for {options['duration']} s, nodes on `--event-loop "
+             f"{options['event-loop']}`, generator on `--event-loop {options['generator-loop']}`; this machine "
              f"({os.cpu_count()} cores), whole run {time.time() - began:.0f} s.", "",
              "| node | connections | RSS before clients | RSS with clients | per connection |",
              "| --- | ---: | ---: | ---: | ---: |"]

@@ -80,6 +80,12 @@ static inline void CLibWebSockets_event_loop_run_once(void *loop) {
     ev_run((struct ev_loop *)loop, EVRUN_ONCE);
 }
 
+/// Has each pass first wait `seconds` for more descriptors to become ready, so that one pass handles many: fewer
+/// wake-ups, at the cost of up to that much latency.
+static inline void CLibWebSockets_event_loop_collect(void *loop, double seconds) {
+    ev_set_io_collect_interval((struct ev_loop *)loop, seconds);
+}
+
 static inline void CLibWebSockets_event_loop_destroy(void *loop) {
     ev_loop_destroy((struct ev_loop *)loop);
 }

@@ -68,6 +68,21 @@ struct Load: ParsableCommand {
     @Option(help: "Client event loops (libwebsockets contexts, one thread each).")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
+    @Option(
+        help: """
+            How each client loop waits for its sockets: poll, or epoll for thousands of mostly idle sockets per \
+            loop (as the server's --event-loop).
+            """)
+    var eventLoop = EventLoopBackend.poll
+
+    @Option(
+        help: """
+            With --event-loop epoll: how long each pass first waits for more sockets to become ready, so that one \
+            pass reads many (fewer wake-ups for the generator and the server); adds at most this to latencies. 0: \
+            read each at once.
+            """)
+    var collectInterval = LoadDuration(argument: "1ms")!
+
     @Option(help: "After sending stops: how long to wait for every ack and patch.")
     var drain = LoadDuration(argument: "30s")!
 
@@ -143,7 +158,8 @@ struct Load: ParsableCommand {
         let shards = try (0..<threads).map { _ throws(LoadError) in
             try LoadShard(
                 actionJSON: Self.action(for: app)!, burstWindow: scenario == .burst ? window : 0,
-                trustedCertificatesFile: caFile, layout: layout)
+                trustedCertificatesFile: caFile, eventLoop: eventLoop,
+                collectInterval: .nanoseconds(collectInterval.nanoseconds), layout: layout)
         }
         defer { for shard in shards { shard.client.shutdown() } }
         let progress = LoadProgress(

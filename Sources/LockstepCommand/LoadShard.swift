@@ -57,12 +57,14 @@ final class LoadShard: @unchecked Sendable {
     let intervalP99 = Atomic<UInt64>(0)
 
     init(
-        actionJSON: String, burstWindow: Int, trustedCertificatesFile: String?, layout: LoadLayout
+        actionJSON: String, burstWindow: Int, trustedCertificatesFile: String?, eventLoop: EventLoopBackend,
+        collectInterval: Duration, layout: LoadLayout
     ) throws(LoadError) {
         do {
             client = try WebSocketClient(
                 maxMessageBytes: 64 << 20, receiveBufferBytes: 16 * 1024,
-                trustedCertificatesFile: trustedCertificatesFile)
+                trustedCertificatesFile: trustedCertificatesFile, eventLoop: eventLoop,
+                collectInterval: collectInterval)
         } catch {
             throw .transport("cannot create a WebSocket client context: \(error)")
         }

@@ -10,10 +10,11 @@ public enum EventLoopBackend: String, Sendable, CaseIterable {
     /// libwebsockets on a libev loop of its own: epoll(7) on Linux.
     case epoll
 
-    func makeDriver() -> any LoopDriver {
+    /// `collectInterval` applies to `epoll` only: libwebsockets' own loop has no such setting.
+    func makeDriver(collectInterval: Duration) -> any LoopDriver {
         switch self {
         case .poll: PollLoopDriver()
-        case .epoll: LibevLoopDriver()
+        case .epoll: LibevLoopDriver(collectInterval: collectInterval)
         }
     }
 }

@@ -7,9 +7,14 @@ final class LibevLoopDriver: LoopDriver {
     private let loops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     private var tick: UnsafeMutableRawPointer?
 
-    init() {
+    /// With a `collectInterval`, each pass first waits that long for more sockets to become ready.
+    init(collectInterval: Duration = .zero) {
         loops = .allocate(capacity: 1)
         loops.initialize(to: CLibWebSockets_event_loop_new())
+        if collectInterval > .zero {
+            let (seconds, attoseconds) = collectInterval.components
+            CLibWebSockets_event_loop_collect(loops.pointee, Double(seconds) + Double(attoseconds) / 1e18)
+        }
     }
 
     deinit {

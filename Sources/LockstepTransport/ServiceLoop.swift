@@ -50,8 +50,8 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     /// Runs the context's passes: poll(2) or libev. Chosen once, at init.
     private let driver: any LoopDriver
 
-    init(backend: EventLoopBackend) {
-        driver = backend.makeDriver()
+    init(backend: EventLoopBackend, collectInterval: Duration = .zero) {
+        driver = backend.makeDriver(collectInterval: collectInterval)
     }
 
     /// Has the context created from `info` run on this loop's backend.

@@ -96,7 +96,9 @@ struct LoadToolTests {
     /// `--processes 2 --source-addresses 2`: 2 000 clients, opened by two generator processes that may hold 1 500
     /// descriptors each (so one could not hold them all), from 127.0.0.2 and 127.0.0.3 (the server allows 1 000
     /// connections per address, so one address could not either); one report counts every delivery of both, in order.
-    @Test func twoProcessesFromTwoSourceAddressesReportAsOne() async throws {
+    /// On both of the generator's event loops.
+    @Test(arguments: ["poll", "epoll"])
+    func twoProcessesFromTwoSourceAddressesReportAsOne(eventLoop: String) async throws {
         let server = try ServerProcess(arguments: [
             "--app", "counter", "--memory", "--rate-limit", "0", "--max-connections-per-ip", "1000",
         ])
@@ -106,6 +108,7 @@ struct LoadToolTests {
             [
                 "--url", "ws://127.0.0.1:\(server.port)/rooms/spread", "--clients", "\(clients)", "--writers", "2",
                 "--rate", "50", "--duration", "2s", "--processes", "2", "--source-addresses", "2", "--threads", "1",
+                "--event-loop", eventLoop,
             ], descriptorLimit: 1_500)
         #expect(status == 0)
         #expect(report["passed"] == true)
