@@ -68,7 +68,7 @@ public final class BroadcastStream {
         return Mark(plain: start.0..<plain.head, deflated: start.1..<deflated.head)
     }
 
-    /// Asks every follower with frames to write for a writeable callback; drops followers that fell too far behind
+    /// Has every follower with frames write them (the connection's `flush()`); drops followers that fell too far behind
     /// and the chunks no follower needs. Runs once per pass of the loop in which frames were appended.
     func wake() {
         wakeScheduled = false
@@ -86,7 +86,7 @@ public final class BroadcastStream {
                 if lane === plain { oldestPlain = min(oldestPlain, position) } else {
                     oldestDeflated = min(oldestDeflated, position)
                 }
-                if position < lane.head { connection.requestWritable() }
+                if position < lane.head { connection.flush() }
             }
         }
         plain.release(before: oldestPlain)
