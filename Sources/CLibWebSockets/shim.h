@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <sys/ioctl.h>
 #endif
 
 /// The headroom libwebsockets needs before every buffer passed to `lws_write`
@@ -67,6 +68,12 @@ static inline const struct lws_extension *CLibWebSockets_deflate_extensions(void
 /// The RSV1 bit of the frame being received: set on the first frame of a compressed message.
 static inline int CLibWebSockets_frame_is_compressed(struct lws *wsi) {
     return (lws_get_reserved_bits(wsi) & 0x40) != 0;
+}
+
+/// Bytes the kernel holds for reading on `fd` (FIONREAD); 0 when it cannot tell.
+static inline int CLibWebSockets_bytes_waiting(int fd) {
+    int count = 0;
+    return ioctl(fd, FIONREAD, &count) == 0 ? count : 0;
 }
 
 /// A libev loop for one context (epoll on Linux): libwebsockets' own loop passes every descriptor to poll(2) on each

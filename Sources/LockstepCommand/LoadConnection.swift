@@ -117,7 +117,7 @@ final class LoadConnection: WebSocketClientDelegate {
         case .patch:
             guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
             if let version,
-                found.value <= version || (shard.layout.everyVersionReachesEveryone && found.value != version + 1)
+                found.value <= version || (shard.everyVersionReachesEveryone && found.value != version + 1)
             {
                 gaps += 1
                 shard.gaps.add(1, ordering: .relaxed)

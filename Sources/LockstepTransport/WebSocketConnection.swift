@@ -56,6 +56,9 @@ public final class WebSocketConnection {
     var assembler = MessageAssembler()
     var pendingClose: (code: UInt16, reason: [UInt8])?
     var writeRequested = false
+    /// Payload bytes received in the server's pass `receivedPass`, to tell a read that filled the receive buffer.
+    private var receivedInPass = 0
+    private var receivedPass = -1
     /// Over TLS, writes wait for the writeable callback: OpenSSL may need to retry a write with the same bytes.
     let isTLS: Bool
     var didClose = false
@@ -352,6 +355,20 @@ public final class WebSocketConnection {
         return (UnsafeRawBufferPointer(start: base, count: used), sent, position - streamPosition)
     }
 
+    /// Once this pass's messages reach half the receive buffer, asks the kernel whether more input waits; if so, the
+    /// server puts off this pass's stream wakes (see `WebSocketServer.wakeStreams`). One check per connection a pass.
+    private func noteInputWaiting(afterReceiving length: Int, wsi: OpaquePointer) {
+        if receivedPass != server.pass {
+            receivedPass = server.pass
+            receivedInPass = 0
+        }
+        let threshold = server.configuration.receiveBufferBytes / 2
+        let before = receivedInPass
+        receivedInPass += length
+        guard before < threshold, receivedInPass >= threshold, !server.inputWaiting else { return }
+        if CLibWebSockets_bytes_waiting(lws_get_socket_fd(wsi)) > 0 { server.inputWaiting = true }
+    }
+
     private func drainedNotice() {
         guard drainNoticeRequested else { return }
         drainNoticeRequested = false
@@ -361,6 +378,7 @@ public final class WebSocketConnection {
     /// `LWS_CALLBACK_RECEIVE`: feeds one chunk to the assembler.
     func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) {
         guard let wsi else { return }
+        noteInputWaiting(afterReceiving: length, wsi: wsi)
         let message: InboundMessage?
         do {
             message = try assembler.consume(

@@ -71,6 +71,14 @@ public final class WebSocketServer: @unchecked Sendable {
     var nextID: UInt64 = 1
     /// Streams that had frames appended in this pass of the loop; their followers are woken once, at its end.
     private var streamsToWake: [BroadcastStream] = []
+    /// Passes of the loop so far, for telling one pass's reads from the next.
+    private(set) var pass = 0
+    /// A connection read a full receive buffer in this pass and the kernel holds more of its input.
+    var inputWaiting = false
+    /// Consecutive passes whose stream wakes were put off because input was waiting.
+    private var deferredWakes = 0
+    /// At most this many passes in a row put off their stream wakes.
+    static let maxDeferredWakes = 16
     /// `LWS_PRE` + `coalesceBytes`: the one buffer every coalesced write and HTTP body chunk is built in.
     let writeBuffer: UnsafeMutableRawPointer
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -184,8 +192,21 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// Asks every follower of the streams appended to in this pass for a writeable callback in the next one: the
     /// same wait that would have served a per-connection request, so fan-out adds no loop turn.
+    ///
+    /// While a connection's input waits in the kernel beyond what one read takes (`--receive-buffer`), the wakes are
+    /// put off to the end of the next pass, up to `maxDeferredWakes` passes: a writer sending faster than a read a
+    /// pass would otherwise have every follower write a few frames per read, and those writes, not the actions,
+    /// become the server's work. The next pass does not wait, since that input is ready.
     private func wakeStreams() {
+        pass &+= 1
+        let putOff = inputWaiting && deferredWakes < Self.maxDeferredWakes
+        inputWaiting = false
         guard !streamsToWake.isEmpty else { return }
+        if putOff {
+            deferredWakes += 1
+            return
+        }
+        deferredWakes = 0
         let streams = streamsToWake
         streamsToWake = []
         for stream in streams { stream.wake() }
