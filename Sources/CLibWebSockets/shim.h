@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #ifdef __GLIBC__
 #include <malloc.h>
-#include <sys/ioctl.h>
 #endif
 
 /// The headroom libwebsockets needs before every buffer passed to `lws_write`
@@ -70,10 +69,10 @@ static inline int CLibWebSockets_frame_is_compressed(struct lws *wsi) {
     return (lws_get_reserved_bits(wsi) & 0x40) != 0;
 }
 
-/// Bytes the kernel holds for reading on `fd` (FIONREAD); 0 when it cannot tell.
-static inline int CLibWebSockets_bytes_waiting(int fd) {
-    int count = 0;
-    return ioctl(fd, FIONREAD, &count) == 0 ? count : 0;
+/// Whether the kernel holds input for reading on socket `fd` (peeks at one byte, without waiting or taking it).
+static inline int CLibWebSockets_input_waiting(int fd) {
+    char byte;
+    return recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 /// A libev loop for one context (epoll on Linux): libwebsockets' own loop passes every descriptor to poll(2) on each

@@ -365,8 +365,8 @@ public final class WebSocketConnection {
         let threshold = server.configuration.receiveBufferBytes / 2
         let before = receivedInPass
         receivedInPass += length
-        guard before < threshold, receivedInPass >= threshold, !server.inputWaiting else { return }
-        if CLibWebSockets_bytes_waiting(lws_get_socket_fd(wsi)) > 0 { server.inputWaiting = true }
+        guard before < threshold, receivedInPass >= threshold, server.inputWaiting == nil, !isPaused else { return }
+        if CLibWebSockets_input_waiting(lws_get_socket_fd(wsi)) != 0 { server.inputWaiting = self }
     }
 
     private func drainedNotice() {

@@ -73,8 +73,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private var streamsToWake: [BroadcastStream] = []
     /// Passes of the loop so far, for telling one pass's reads from the next.
     private(set) var pass = 0
-    /// A connection read a full receive buffer in this pass and the kernel holds more of its input.
-    var inputWaiting = false
+    /// A connection that read a full receive buffer in this pass while the kernel held more of its input.
+    weak var inputWaiting: WebSocketConnection?
     /// Consecutive passes whose stream wakes were put off because input was waiting.
     private var deferredWakes = 0
     /// At most this many passes in a row put off their stream wakes.
@@ -196,11 +196,12 @@ public final class WebSocketServer: @unchecked Sendable {
     /// While a connection's input waits in the kernel beyond what one read takes (`--receive-buffer`), the wakes are
     /// put off to the end of the next pass, up to `maxDeferredWakes` passes: a writer sending faster than a read a
     /// pass would otherwise have every follower write a few frames per read, and those writes, not the actions,
-    /// become the server's work. The next pass does not wait, since that input is ready.
+    /// become the server's work. The next pass does not wait, since that input is ready to read.
     private func wakeStreams() {
         pass &+= 1
-        let putOff = inputWaiting && deferredWakes < Self.maxDeferredWakes
-        inputWaiting = false
+        // Only while that connection is still read: one paused or closed in this pass leaves nothing to wait for.
+        let putOff = inputWaiting.map { $0.isOpen && !$0.isPaused } == true && deferredWakes < Self.maxDeferredWakes
+        inputWaiting = nil
         guard !streamsToWake.isEmpty else { return }
         if putOff {
             deferredWakes += 1

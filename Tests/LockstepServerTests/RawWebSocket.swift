@@ -81,6 +81,16 @@ struct RawWebSocket {
 
     /// Sends one masked, final frame; `compressed` sets RSV1 (a permessage-deflate message).
     func send(_ payload: [UInt8], opcode: UInt8 = 1, compressed: Bool = false) throws {
+        try RawSocket.write(fd, Self.frame(payload, opcode: opcode, compressed: compressed))
+    }
+
+    /// Text frames for all of `payloads` in one write, so that they reach the server's socket together.
+    func send(all payloads: [[UInt8]]) throws {
+        try RawSocket.write(fd, payloads.flatMap { Self.frame($0, opcode: 1, compressed: false) })
+    }
+
+    /// One masked client frame.
+    private static func frame(_ payload: [UInt8], opcode: UInt8, compressed: Bool) -> [UInt8] {
         var frame: [UInt8] = [0x80 | (compressed ? 0x40 : 0) | opcode]
         let count = payload.count
         if count < 126 {
@@ -94,7 +104,7 @@ struct RawWebSocket {
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
-        try RawSocket.write(fd, frame)
+        return frame
     }
 
     /// The next text frame as JSON.
