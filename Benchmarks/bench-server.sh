@@ -21,3 +21,25 @@ await_port() {
     echo "$name did not start: $(cat "$work/server.err")" >&2
     exit 1
 }
+
+# Sets `lockstep` to the release binary, built first, or to $LOCKSTEP when given; NAME says who needs jq.
+release_lockstep() {
+    command -v jq >/dev/null || { echo "$1: needs jq (apt-get install jq)" >&2; exit 2; }
+    if [[ -z "${LOCKSTEP:-}" ]]; then
+        swift build -c release --product lockstep >&2
+    fi
+    lockstep=${LOCKSTEP:-$(swift build -c release --product lockstep --show-bin-path)/lockstep}
+}
+
+# Stops the server started last: SIGTERM, then SIGKILL after 10 s (one closing 10 000 sockets may take longer than
+# a benchmark should wait).
+stop_server() {
+    kill "$server_pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$server_pid" 2>/dev/null; then
+        echo "server did not exit within 10 s of SIGTERM; killing it" >&2
+        kill -9 "$server_pid" 2>/dev/null || true
+    fi
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+}

@@ -15,12 +15,8 @@ duration=${DURATION:-10s}
 tls_rates=${TLS_RATES:-"1600 3200 6400 12800"}
 source Benchmarks/bench-server.sh
 
-command -v jq >/dev/null || { echo "edge-transport: needs jq (apt-get install jq)" >&2; exit 2; }
 # LOCKSTEP=path/to/lockstep skips the build.
-if [[ -z "${LOCKSTEP:-}" ]]; then
-    swift build -c release --product lockstep >&2
-fi
-lockstep=${LOCKSTEP:-$(swift build -c release --product lockstep --show-bin-path)/lockstep}
+release_lockstep edge-transport
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
     -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 
@@ -31,12 +27,6 @@ start_server() {
     $lockstep serve $common "$@" >"$work/server.out" 2>"$work/server.err" &
     server_pid=$!
     await_port "edge-transport: the server"
-}
-
-stop_server() {
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
 }
 
 # User plus system CPU of the server so far, in clock ticks.

@@ -13,11 +13,7 @@ cd "$(dirname "$0")/.."
 out=${1:-/dev/stdout}
 source Benchmarks/bench-server.sh
 
-command -v jq >/dev/null || { echo "idle-memory: needs jq (apt-get install jq)" >&2; exit 2; }
-if [[ -z "${LOCKSTEP:-}" ]]; then
-    swift build -c release --product lockstep >&2
-fi
-lockstep=${LOCKSTEP:-$(swift build -c release --product lockstep --show-bin-path)/lockstep}
+release_lockstep idle-memory
 common="--port 0 --app counter --memory --rate-limit 0 --max-connections 20000 --max-connections-per-ip 20000"
 
 declare -A rss fanout p99

@@ -17,11 +17,7 @@ cd "$(dirname "$0")/.."
 out=${1:-/dev/stdout}
 source Benchmarks/bench-server.sh
 
-command -v jq >/dev/null || { echo "limits: needs jq (apt-get install jq)" >&2; exit 2; }
-if [[ -z "${LOCKSTEP:-}" ]]; then
-    swift build -c release --product lockstep >&2
-fi
-lockstep=${LOCKSTEP:-$(swift build -c release --product lockstep --show-bin-path)/lockstep}
+release_lockstep limits
 make -s -C Benchmarks/baseline >&2
 limits="--max-connections 20000 --max-connections-per-ip 20000 --log-level warning"
 
@@ -39,12 +35,6 @@ serve() {
     await_port "limits: the $1 server"
 }
 
-stop() {
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-}
-
 # run SERVER NAME LOAD-ARGUMENTS...: one `lockstep load` against a fresh SERVER; its report is $work/SERVER-NAME.json.
 run() {
     local server=$1 name=$2
@@ -54,7 +44,7 @@ run() {
     $lockstep load --url "ws://127.0.0.1:$port/rooms/limits" --server-pid "$server_pid" --json "$@" \
         >"$work/$server-$name.json" || true
     [[ -s "$work/$server-$name.json" ]] || echo '{"passed":false}' >"$work/$server-$name.json"
-    stop
+    stop_server
 }
 
 # get SERVER NAME JQ: one value of a run's report.

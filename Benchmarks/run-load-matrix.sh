@@ -39,18 +39,6 @@ start_server() {
     await_port "run-load-matrix: $target"
 }
 
-# SIGTERM, then SIGKILL after 10 s (a server closing 10 000 sockets may take longer than a benchmark should wait).
-stop_server() {
-    kill "$server_pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$server_pid" 2>/dev/null; then
-        echo "run-load-matrix: server did not exit within 10 s of SIGTERM; killing it" >&2
-        kill -9 "$server_pid" 2>/dev/null || true
-    fi
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-}
-
 # run_load TARGET NAME ARGS...: one load run on a fresh server; the JSON report lands in $work/TARGET-NAME.json.
 run_load() {
     local target=$1 name=$2

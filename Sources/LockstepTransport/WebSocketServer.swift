@@ -190,8 +190,8 @@ public final class WebSocketServer: @unchecked Sendable {
         streamsToWake.append(stream)
     }
 
-    /// Asks every follower of the streams appended to in this pass for a writeable callback in the next one: the
-    /// same wait that would have served a per-connection request, so fan-out adds no loop turn.
+    /// Has every follower of the streams appended to in this pass write what it is missing: at once where its socket
+    /// allows, else in a writeable callback (`BroadcastStream.wake`), so fan-out adds no loop turn.
     ///
     /// While a connection's input waits in the kernel beyond what one read takes (`--receive-buffer`), the wakes are
     /// put off to the end of the next pass, up to `maxDeferredWakes` passes: a writer sending faster than a read a
