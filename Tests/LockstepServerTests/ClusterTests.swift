@@ -414,7 +414,7 @@ private func openStorage(
             #expect(refused["id"] == "late" && refused["code"] == "unavailable")
             // Ending the holder's session rolls its transaction back and frees the row.
             _ = try await offThePool { try postgres.sql("SELECT pg_terminate_backend(pid) " + holding) }
-            await holder.value
+            _ = await holder.value
             // The refused write made the server probe the database; it takes writes again once it has found it.
             #expect(try await ClusterTests.becomesHealthy(port: servers[0].port))
             client.sendRaw(#"{"type":"action","id":"next","action":{"type":"add","amount":10}}"#)

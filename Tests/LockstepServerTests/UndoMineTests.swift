@@ -42,14 +42,17 @@ struct Writer {
         }
     }
 
+    @discardableResult
     func action(_ action: String, seq: Int? = nil) async throws -> JSON {
         try await ask(#"{"type":"action","action":\#(action)\#(seq.map { ",\"seq\":\($0)" } ?? "")}"#)
     }
 
+    @discardableResult
     func undoMine(seq: Int? = nil) async throws -> JSON {
         try await ask(#"{"type":"undo","mine":true\#(seq.map { ",\"seq\":\($0)" } ?? "")}"#)
     }
 
+    @discardableResult
     func redoMine() async throws -> JSON { try await ask(#"{"type":"redo","mine":true}"#) }
 
     func close() { client.close() }
