@@ -213,6 +213,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "LockstepCommandTests",
+            dependencies: ["LockstepCommand"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "LockstepClientTests",
             dependencies: ["LockstepClient", "LockstepServer", "LockstepApps", "LockstepTestSupport"],
             swiftSettings: strictSettings

@@ -29,6 +29,8 @@ final class LoadConnection: WebSocketClientDelegate {
     private var sequence = 0
     /// Burst: actions sent and not yet answered.
     private var inFlight = 0
+    /// When the current socket read's first patch arrived: the receipt time of every patch in that read.
+    private var readNanos: UInt64?
 
     init(shard: LoadShard, writer: Int?, index: Int, view: Int?) {
         self.shard = shard
@@ -96,6 +98,10 @@ final class LoadConnection: WebSocketClientDelegate {
         received(kind: LoadMessageScanner.kind(of: bytes), bytes: bytes)
     }
 
+    func clientWillRead(_ connection: WebSocketClientConnection) {
+        readNanos = nil
+    }
+
     func clientDidClose(_ connection: WebSocketClientConnection, code: UInt16?, reason: String) {
         let wasOpen = self.connection != nil
         self.connection = nil
@@ -124,7 +130,8 @@ final class LoadConnection: WebSocketClientDelegate {
             }
             version = found.value
             delivered += 1
-            let now = LoadClock.now()
+            let now = readNanos ?? LoadClock.now()
+            readNanos = now
             if let id = LoadMessageScanner.causeID(in: bytes, from: found.end), now > id.scheduledNanos {
                 shard.recordLatency(nanos: now - id.scheduledNanos)
             }

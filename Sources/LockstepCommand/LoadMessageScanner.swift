@@ -105,14 +105,33 @@ enum LoadMessageScanner {
 
     /// The index just past the last `"id":"w` after `start`, searched from the end.
     private static func lastActionID(in bytes: UnsafeBufferPointer<UInt8>, after start: Int) -> Int? {
-        var index = bytes.count - 1
-        while index - idKey.count >= start {
-            if bytes[index] == UInt8(ascii: "w") {
-                var matched = 0
-                while matched < idKey.count, bytes[index - idKey.count + matched] == idKey[matched] { matched += 1 }
-                if matched == idKey.count { return index }
-            }
-            index -= 1
+        var end = bytes.count
+        while let index = lastW(in: bytes, before: end, notBefore: start + idKey.count) {
+            var matched = 0
+            while matched < idKey.count, bytes[index - idKey.count + matched] == idKey[matched] { matched += 1 }
+            if matched == idKey.count { return index }
+            end = index
+        }
+        return nil
+    }
+
+    /// The index of the last `w` in `bytes[floor..<end]`. Eight bytes at a time: a message's tail after its cause
+    /// id is tens of bytes, read for every delivery.
+    private static func lastW(in bytes: UnsafeBufferPointer<UInt8>, before end: Int, notBefore floor: Int) -> Int? {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let ws = ones &* UInt64(UInt8(ascii: "w"))
+        var cursor = end
+        let raw = UnsafeRawBufferPointer(bytes)
+        while cursor - 8 >= floor {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: cursor - 8, as: UInt64.self)) ^ ws
+            // Nonzero exactly when one of the eight bytes is a `w`; which one is read byte by byte below.
+            if (word &- ones) & ~word & highs != 0 { break }
+            cursor -= 8
+        }
+        let stop = max(floor, cursor - 8)
+        while cursor > stop {
+            cursor -= 1
+            if bytes[cursor] == UInt8(ascii: "w") { return cursor }
         }
         return nil
     }

@@ -40,12 +40,14 @@ public struct ChangeRecord: Sendable, Equatable {
             compensation: json["compensation"], taking: json["taking"]?.intValue)
     }
 
+    /// Written member by member, not as a `JSON` tree: this runs on the loop for every durable change.
     public func serialized() -> [UInt8] {
         guard author != nil || compensation != nil || taking != nil else { return inverse.serialized() }
-        var object: JSONObject = ["inverse": inverse.json]
-        if let author { object["author"] = .string(author) }
-        if let compensation { object["compensation"] = compensation }
-        if let taking { object["taking"] = .int(taking) }
-        return JSON.object(object).serialized()
+        var object = JSONObjectWriter()
+        object.member("inverse", inverse)
+        if let author { object.member("author", .string(author)) }
+        if let compensation { object.member("compensation", compensation) }
+        if let taking { object.member("taking", .int(taking)) }
+        return object.finished()
     }
 }

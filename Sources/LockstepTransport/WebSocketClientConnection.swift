@@ -261,6 +261,7 @@ public final class WebSocketClientConnection {
     }
 
     private func read(_ chunk: UnsafeRawBufferPointer) -> Int32 {
+        delegate?.clientWillRead(self)
         var stop = false
         do {
             try reader.consume(chunk) { event in

@@ -7,6 +7,10 @@ public protocol WebSocketClientDelegate: AnyObject {
     /// One whole text message arrived, lent for the duration of the call: implement it to read messages in place
     /// (a load generator reading a million a second); by default it is copied and passed to `didReceive`.
     func client(_ connection: WebSocketClientConnection, didReceiveText bytes: UnsafeRawBufferPointer)
+    /// Bytes of one socket read are about to arrive as messages: a delegate that timestamps what it receives can
+    /// read its clock once per read, since everything in one read was there when it was read. Does nothing by
+    /// default.
+    func clientWillRead(_ connection: WebSocketClientConnection)
     /// The connection ended, or never opened. `code` is the close code the server sent (or, for a close we
     /// initiated, the code we sent); nil when there was no close frame, e.g. a refused connect.
     func clientDidClose(_ connection: WebSocketClientConnection, code: UInt16?, reason: String)
@@ -16,4 +20,6 @@ extension WebSocketClientDelegate {
     public func client(_ connection: WebSocketClientConnection, didReceiveText bytes: UnsafeRawBufferPointer) {
         client(connection, didReceive: .text(Array(bytes)))
     }
+
+    public func clientWillRead(_ connection: WebSocketClientConnection) {}
 }
