@@ -5,7 +5,8 @@
 #   2. 15 000 clients of one server on --event-loop epoll, one writer at 3 actions/s: server CPU per delivery, p99;
 #   3. moderate rates (10 writers): p99 at 1 000 clients × 200/s, 1 000 × 1 000/s and 5 000 × 50/s;
 #   4. the knee: 1 000 clients, one writer at 4 000 actions/s: p99, in memory and durable (SQLite);
-#   5. durable at saturation: 10 writers with 16 actions in flight each: acks/s with --data against --memory.
+#   5. durable against memory, acks/s with --data against --memory, 10 writers: with 16 actions in flight each, where a
+#      durable ack's wait for its write bounds the rate, and with 256 each, which saturates both servers.
 # 100 000 sockets over six servers need PostgreSQL and root: Benchmarks/many-sockets.py.
 #
 #   Benchmarks/limits.sh [OUTPUT.md]        (LOCKSTEP=path/to/lockstep skips the release build)
@@ -70,6 +71,7 @@ for server in baseline memory durable; do
 done
 for server in memory durable; do
     run "$server" burst --scenario burst --clients 10 --writers 10 --duration 10s
+    run "$server" saturated --scenario burst --clients 10 --writers 10 --window 256 --duration 10s
 done
 
 kib='(.serverRSSPerConnectionBytes / 1024 * 100 | round / 100)'
@@ -91,6 +93,8 @@ p99='.latencyMs.p99'
     row "same, durable (SQLite): p99" ms "$(get durable knee "$p99")" "$(get baseline knee "$p99")"
     row "10 writers × 16 in flight: acks/s, durable against memory" "/s" \
         "$(get durable burst '.actionsPerSecond | floor')" "$(get memory burst '.actionsPerSecond | floor')"
+    row "10 writers × 256 in flight (saturated): acks/s, durable against memory" "/s" \
+        "$(get durable saturated '.actionsPerSecond | floor')" "$(get memory saturated '.actionsPerSecond | floor')"
     echo
     echo "Every run passed (every delivery in order, none missing): $(cat "$work"/*.json | jq -s 'all(.passed)')."
 } >"$out"

@@ -476,7 +476,8 @@ public actor SyncServer {
     /// stall timeout gets a fresh snapshot instead.
     func makeStream() -> BroadcastStream {
         BroadcastStream(
-            server: transport, lagLimit: configuration.queueLimitBytes, stallLimit: configuration.stallTimeout)
+            server: transport, lagLimit: configuration.queueLimitBytes, stallLimit: configuration.stallTimeout,
+            elapsed: { [clock] in clock.now })
     }
 
     // MARK: - Presence

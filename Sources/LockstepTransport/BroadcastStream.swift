@@ -20,6 +20,8 @@ public final class BroadcastStream {
     /// How long a follower past `lagLimit` may write nothing before it is dropped from the stream.
     public let stallLimit: Duration
     private unowned let server: WebSocketServer
+    /// How long the stream's clock has run: stalls are timed by it.
+    private let elapsed: () -> Duration
     /// Frames as they were appended, and their permessage-deflate forms.
     let plain = BroadcastLane()
     let deflated = BroadcastLane()
@@ -34,11 +36,17 @@ public final class BroadcastStream {
     /// A wake is scheduled for the end of this pass of the loop.
     var wakeScheduled = false
 
-    /// A stream on `server`'s loop; followers may lag `lagLimit` bytes, and past that stall for `stallLimit`.
-    public init(server: WebSocketServer, lagLimit: Int, stallLimit: Duration = .seconds(1)) {
+    /// A stream on `server`'s loop; followers may lag `lagLimit` bytes, and past that stall for `stallLimit` as
+    /// `elapsed` tells time: the time a clock has run, the continuous clock's unless the owner has one of its own
+    /// (the server's, which a test advances instead of sleeping).
+    public init(
+        server: WebSocketServer, lagLimit: Int, stallLimit: Duration = .seconds(1),
+        elapsed: @escaping () -> Duration = { [start = ContinuousClock.now] in start.duration(to: .now) }
+    ) {
         self.server = server
         self.lagLimit = lagLimit
         self.stallLimit = stallLimit
+        self.elapsed = elapsed
     }
 
     deinit {
@@ -75,7 +83,7 @@ public final class BroadcastStream {
         var oldestPlain = plain.head
         var oldestDeflated = deflated.head
         var fallen: [WebSocketConnection] = []
-        var now: ContinuousClock.Instant?
+        var now: Duration?
         for follower in followers {
             let connection = follower.takeUnretainedValue()
             let position = connection.streamPosition
@@ -99,11 +107,11 @@ public final class BroadcastStream {
 
     /// Whether `connection`, past the lag limit, has written nothing for `stallLimit`. The clock starts at the first
     /// wake that finds it past the limit and restarts whenever it has written since; `now` is read once per wake.
-    private func hasStalled(_ connection: WebSocketConnection, now: inout ContinuousClock.Instant?) -> Bool {
-        let instant = now ?? .now
+    private func hasStalled(_ connection: WebSocketConnection, now: inout Duration?) -> Bool {
+        let instant = now ?? elapsed()
         now = instant
         if let since = connection.stalledSince, connection.stalledPosition == connection.streamPosition {
-            return since.duration(to: instant) > stallLimit
+            return instant - since > stallLimit
         }
         connection.stalledSince = instant
         connection.stalledPosition = connection.streamPosition

@@ -43,8 +43,9 @@ public final class WebSocketConnection {
     var streamPosition = 0
     /// Where this connection is in its stream's follower list.
     var followerIndex = -1
-    /// When the stream first found this connection past its lag limit at `stalledPosition` (see `BroadcastStream`).
-    var stalledSince: ContinuousClock.Instant?
+    /// When, on the stream's clock, it first found this connection past its lag limit at `stalledPosition` (see
+    /// `BroadcastStream`).
+    var stalledSince: Duration?
     var stalledPosition = 0
     /// The frames in `outbound` go out at stream positions: each segment's bytes (up to `end`, in `sentBytes`)
     /// once the stream has been written up to `position`.

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import LockstepApps
 import LockstepCore
@@ -14,8 +15,10 @@ import LockstepTestSupport
     @Test func readersThatKeepUpGetNoSnapshotWhenAGroupCommitReleasesMany() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = TestClock()
         try await withStoredServer(
-            in: directory, app: .json, configure: { $0.queueLimitBytes = 65_536; $0.rateLimit = 0 }
+            in: directory, app: .json, clock: ServerClock(clock),
+            configure: { $0.queueLimitBytes = 65_536; $0.rateLimit = 0 }
         ) { server in
             let stalled = try await TestClient.connect(server, using: sharedTransport)
             _ = try await stalled.next { $0.isSnapshot }
@@ -41,7 +44,8 @@ import LockstepTestSupport
                 #expect(await writer.gaps.isEmpty)
             }
 
-            let last = total + (try await writers[0].trickleUntilAQueueIsDropped(port: server.port))
+            let last = total + (try await writers[0].trickleUntilAQueueIsDropped(
+                port: server.port, clock: clock, stallTimeout: server.configuration.stallTimeout))
             try await writers[0].catchUp(to: last)
 
             stalled.socket.setReceiving(true)

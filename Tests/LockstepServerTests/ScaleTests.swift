@@ -1,3 +1,4 @@
+import Clocks
 import LockstepApps
 import LockstepCore
 import LockstepJSON
@@ -60,8 +61,9 @@ import LockstepTestSupport
 
     @Test(arguments: EventLoopBackend.allCases)
     func aClientThatStopsReadingNeitherSlowsOthersNorSeesAGap(eventLoop: EventLoopBackend) async throws {
+        let clock = TestClock()
         try await withServer(
-            app: .json,
+            app: .json, clock: ServerClock(clock),
             configure: {
                 $0.queueLimitBytes = 64 * 1024; $0.rateLimit = 0; $0.eventLoop = eventLoop
             }
@@ -87,7 +89,8 @@ import LockstepTestSupport
             try await watcher.catchUp(to: total)
             #expect(await watcher.gaps.isEmpty)
             #expect(await watcher.snapshots == 1)
-            let trickle = try await driver.trickleUntilAQueueIsDropped(port: server.port)
+            let trickle = try await driver.trickleUntilAQueueIsDropped(
+                port: server.port, clock: clock, stallTimeout: server.configuration.stallTimeout)
 
             slow.socket.setReceiving(true)
             try await slow.catchUp(to: total + trickle, timeout: .seconds(30))
