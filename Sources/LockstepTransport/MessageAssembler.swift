@@ -2,14 +2,15 @@
 /// inflating compressed ones (permessage-deflate) as they arrive, within the same limit.
 struct MessageAssembler {
     private var buffer: [UInt8] = []
-    private var inMessage = false
-    private var isBinary = false
-    private var isCompressed = false
     private var size = 0
-    private var oversized = false
     /// Set once the connection agreed on permessage-deflate; nil until then, and between messages when the client
     /// compresses each message on its own.
     private var inflater: MessageInflater?
+    // The flags last, together: each connection holds one assembler.
+    private var inMessage = false
+    private var isBinary = false
+    private var isCompressed = false
+    private var oversized = false
     /// The client may refer back to earlier messages: the inflater keeps its window between them.
     private var keepsInflater = false
 

@@ -25,9 +25,6 @@ public final class WebSocketConnection {
     public private(set) var writtenSentBytes = 0
     /// Bytes of frames sent to this connection (`send`) since it opened, whether written or not.
     public private(set) var sentBytes = 0
-    /// Whether the client agreed on permessage-deflate: it is sent compressed forms of frames (made once per frame)
-    /// and may send compressed messages.
-    public let compressesMessages: Bool
     /// Whether the connection is open and not closing.
     public var isOpen: Bool { wsi != nil && pendingClose == nil }
 
@@ -52,17 +49,24 @@ public final class WebSocketConnection {
     var segments: [(position: Int, end: Int)] = []
     /// Ranges of the stream this connection passes over (another frame went out in their place), in order.
     var skips: Deque<Range<Int>> = []
-    /// The owner asked for `connectionDidDrain` once everything queued has left.
-    var drainNoticeRequested = false
     var assembler = MessageAssembler()
     var pendingClose: (code: UInt16, reason: [UInt8])?
+    // The flags follow an optional, so they share the padding after its tag byte: a Bool between wider fields would
+    // take eight bytes, in an object a server holds for every connection.
+    /// Whether the client agreed on permessage-deflate: it is sent compressed forms of frames (made once per frame)
+    /// and may send compressed messages.
+    public let compressesMessages: Bool
+    /// Over TLS, writes wait for the writeable callback: OpenSSL may need to retry a write with the same bytes.
+    let isTLS: Bool
+    /// The owner asked for `connectionDidDrain` once everything queued has left.
+    var drainNoticeRequested = false
     var writeRequested = false
+    var didClose = false
+    /// Whether reading is paused (`pauseReceiving()`).
+    public private(set) var isPaused = false
     /// Payload bytes received in the server's pass `receivedPass`, to tell a read that filled the receive buffer.
     private var receivedInPass = 0
     private var receivedPass = -1
-    /// Over TLS, writes wait for the writeable callback: OpenSSL may need to retry a write with the same bytes.
-    let isTLS: Bool
-    var didClose = false
 
     /// Headers worth keeping after the handshake; everything else is available only in `refusal(of:)`.
     static let keptHeaderTokens: [(lws_token_indexes, String)] = [
@@ -198,9 +202,6 @@ public final class WebSocketConnection {
         lws_rx_flow_control(wsi, 1 | Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW))
     }
 
-    /// Whether reading is paused (`pauseReceiving()`).
-    public private(set) var isPaused = false
-
     /// Sends everything already queued, then a close frame with `code`; `connectionDidClose` follows.
     public func close(code: UInt16 = 1000, reason: String = "") {
         guard let wsi, pendingClose == nil else { return }
@@ -283,7 +284,9 @@ public final class WebSocketConnection {
         if next.sent > 0 {
             outbound.removeFirst(next.sent)
             writtenSentBytes += next.sent
-            while let first = segments.first, first.end <= writtenSentBytes { segments.removeFirst() }
+            let done = segments.prefix { $0.end <= writtenSentBytes }.count
+            // All written: a fresh empty array, since removing elements keeps the storage an idle connection would hold.
+            if done == segments.count { segments = [] } else { segments.removeFirst(done) }
         }
         if next.streamed > 0, let lane {
             streamPosition += next.streamed
@@ -309,6 +312,7 @@ public final class WebSocketConnection {
             streamPosition = max(streamPosition, skip.upperBound)
             if behind, streamPosition == lane.head { lane.caughtUp() }
         }
+        if skips.isEmpty { skips = [] }
     }
 
     /// Frames sent to this connection between broadcasts (a writer's acks between patches): copied, in order, into
