@@ -11,7 +11,7 @@
 #
 #   Benchmarks/limits.sh [OUTPUT.md]        (LOCKSTEP=path/to/lockstep skips the release build)
 #
-# Takes about 4 minutes. Needs: swift, cc, libwebsockets-dev, jq, bc.
+# Takes about 5 minutes. Needs: swift, cc, libwebsockets-dev, jq, bc.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
