@@ -4,7 +4,8 @@
 #   1. 10 000 idle connections: server RSS per connection;
 #   2. 15 000 clients of one server on --event-loop epoll, one writer at 3 actions/s: server CPU per delivery, p99;
 #   3. moderate rates (10 writers): p99 at 1 000 clients × 200/s, 1 000 × 1 000/s and 5 000 × 50/s;
-#   4. the knee: 1 000 clients, one writer at 4 000 actions/s: p99, in memory and durable (SQLite);
+#   4. the knee: 1 000 clients, one writer at 4 000 actions/s: p99, in memory and durable (SQLite), and beside the C
+#      loop sending patches as long as Lockstep's (212 bytes, `--patch-bytes`), which tells the bytes' cost from the rest;
 #   5. durable against memory, acks/s with --data against --memory, 10 writers: with 16 actions in flight each, where a
 #      durable ack's wait for its write bounds the rate, and with 256 each, which saturates both servers.
 # 100 000 sockets over six servers need PostgreSQL and root: Benchmarks/many-sockets.py.
@@ -22,11 +23,12 @@ release_lockstep limits
 make -s -C Benchmarks/baseline >&2
 limits="--max-connections 20000 --max-connections-per-ip 20000 --log-level warning"
 
-# serve NAME: starts server NAME (baseline, memory, epoll, durable) on a free port; sets server_pid and port.
+# serve NAME: starts server NAME (baseline, padded, memory, epoll, durable) on a free port; sets server_pid and port.
 serve() {
     local command
     case $1 in
     baseline) command=(Benchmarks/baseline/baseline --port 0) ;;
+    padded) command=(Benchmarks/baseline/baseline --port 0 --patch-bytes 212) ;;
     memory) command=("$lockstep" serve --port 0 --app counter --memory --rate-limit 0 $limits) ;;
     epoll) command=("$lockstep" serve --port 0 --app counter --memory --rate-limit 0 --event-loop epoll $limits) ;;
     durable) command=("$lockstep" serve --port 0 --app counter --data "$work/data-$RANDOM" --rate-limit 0 $limits) ;;
@@ -66,7 +68,7 @@ for server in baseline memory; do
     run "$server" r1000 --clients 1000 --writers 10 --rate 1000 --duration 10s
     run "$server" c5000 --clients 5000 --writers 10 --rate 50 --duration 10s
 done
-for server in baseline memory durable; do
+for server in baseline padded memory durable; do
     run "$server" knee --clients 1000 --writers 1 --rate 4000 --duration 10s
 done
 for server in memory durable; do
@@ -91,6 +93,8 @@ p99='.latencyMs.p99'
     row "1 000 clients, one writer at 4 000 actions/s, in memory: p99" ms "$(get memory knee "$p99")" \
         "$(get baseline knee "$p99")"
     row "same, durable (SQLite): p99" ms "$(get durable knee "$p99")" "$(get baseline knee "$p99")"
+    row "same, in memory, beside the C loop sending 212-byte patches as Lockstep does: p99" ms \
+        "$(get memory knee "$p99")" "$(get padded knee "$p99")"
     row "10 writers × 16 in flight: acks/s, durable against memory" "/s" \
         "$(get durable burst '.actionsPerSecond | floor')" "$(get memory burst '.actionsPerSecond | floor')"
     row "10 writers × 256 in flight (saturated): acks/s, durable against memory" "/s" \

@@ -9,12 +9,14 @@
  *   on each message:   {"type":"patch","version":N,"cause":{"id":"ID"}}   to everyone
  *                      {"type":"ack","id":"ID","version":N}               to the sender
  *
- * where ID is the value of the first "id":"..." in the message. Frames waiting for one connection
+ * where ID is the value of the first "id":"..." in the message. With --patch-bytes N, each patch
+ * carries a "pad" string before its cause that makes it N bytes long (Lockstep's patches of the
+ * counter app are about 210), so that a comparison can tell the cost of the bytes from the rest. Frames waiting for one connection
  * are pre-built (unmasked, 2/4/10-byte headers) in that connection's own buffer, behind LWS_PRE
  * bytes of headroom, and written together with ONE lws_write(LWS_WRITE_RAW) per writeable
  * callback: the coalescing that lets a server go past one send() per delivery.
  *
- * Build: cc -O2 -o baseline baseline.c -lwebsockets      Run: ./baseline --port 8090
+ * Build: cc -O2 -o baseline baseline.c -lwebsockets      Run: ./baseline --port 8090 [--patch-bytes N]
  */
 #define _GNU_SOURCE /* memmem */
 #include <libwebsockets.h>
@@ -26,6 +28,9 @@
 #define TX_PACKET (256 * 1024)   /* lws caps one raw write at the protocol's tx_packet_size */
 #define RX_MAX 4096              /* client messages are tiny actions; larger ones are dropped */
 #define ID_MAX 128
+#define PATCH_MAX 4096
+
+static int patch_bytes;          /* --patch-bytes: pad each patch to this length; 0 leaves it as is */
 
 struct session {
     struct lws *wsi;
@@ -118,9 +123,16 @@ static void relay(struct session *sender, const char *msg, size_t n)
         id[idn] = 0;
     }
     version++;
-    char patch[ID_MAX + 96], ack[ID_MAX + 64];
+    char patch[PATCH_MAX + ID_MAX + 96], ack[ID_MAX + 64];
     int pn = snprintf(patch, sizeof patch, "{\"type\":\"patch\",\"version\":%llu,\"cause\":{\"id\":\"%s\"}}",
                       version, id);
+    if (patch_bytes >= pn + 9) {
+        int head = snprintf(patch, sizeof patch, "{\"type\":\"patch\",\"version\":%llu,\"pad\":\"", version);
+        int fill = patch_bytes - pn - 9; /* the pad member adds "pad":"", and a comma: 9 bytes */
+        memset(patch + head, 'x', (size_t)fill);
+        pn = head + fill + snprintf(patch + head + fill, sizeof patch - (size_t)(head + fill),
+                                    "\",\"cause\":{\"id\":\"%s\"}}", id);
+    }
     int an = snprintf(ack, sizeof ack, "{\"type\":\"ack\",\"id\":\"%s\",\"version\":%llu}", id, version);
     for (int i = 0; i < session_count; i++)
         queue_frame(sessions[i], patch, (size_t)pn);
@@ -203,8 +215,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--port") && i + 1 < argc)
             port = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--patch-bytes") && i + 1 < argc && atoi(argv[i + 1]) <= PATCH_MAX)
+            patch_bytes = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--port N]   (N = 0 picks a free port)\n", argv[0]);
+            fprintf(stderr, "usage: %s [--port N] [--patch-bytes N]   (N = 0 picks a free port; at most %d bytes)\n",
+                    argv[0], PATCH_MAX);
             return 2;
         }
     }
