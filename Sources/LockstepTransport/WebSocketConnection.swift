@@ -285,7 +285,8 @@ public final class WebSocketConnection {
             outbound.removeFirst(next.sent)
             writtenSentBytes += next.sent
             let done = segments.prefix { $0.end <= writtenSentBytes }.count
-            // All written: a fresh empty array, since removing elements keeps the storage an idle connection would hold.
+            // All written: a fresh empty array, since removing elements keeps the storage, which an idle connection
+            // would hold on to.
             if done == segments.count { segments = [] } else { segments.removeFirst(done) }
         }
         if next.streamed > 0, let lane {

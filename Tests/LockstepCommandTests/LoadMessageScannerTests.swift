@@ -16,7 +16,8 @@ import Testing
     }
 
     @Test func aPatchsVersionAndCauseID() throws {
-        let message = #"{"type":"patch","version":13,"ops":[{"op":"replace","path":"/count","value":13}],"#
+        let message =
+            #"{"type":"patch","version":13,"ops":[{"op":"replace","path":"/count","value":13}],"#
             + #""cause":{"kind":"action","client":"c3","id":"w4-27-1234567890123","action":{"type":"increment"},"#
             + #""author":"session=w","at":1764000000000},"undo":4,"redo":0}"#
         #expect(scan(message) { LoadMessageScanner.kind(of: $0) } == .patch)

@@ -141,7 +141,9 @@ final class TestClient: Sendable {
     /// change reaches the stream, and the socket buffers can take the first ones. Returns how many changes it sent;
     /// fails the test after 200. Its own patch comes back through the same stream, so each change has met every
     /// reader when it arrives.
-    func trickleUntilAQueueIsDropped(port: Int, clock: TestClock<Duration>, stallTimeout: Duration) async throws -> Int {
+    func trickleUntilAQueueIsDropped(
+        port: Int, clock: TestClock<Duration>, stallTimeout: Duration
+    ) async throws -> Int {
         var trickle = 0
         while try await metric("lockstep_dropped_queues_total", port: port) < 1 {
             trickle += 1
