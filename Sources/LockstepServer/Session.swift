@@ -36,7 +36,7 @@ final class Session {
 
     init(
         connection: WebSocketConnection, client: String, name: String, room: Room, grant: AccessGrant?,
-        rateLimit: Int, redacting: Bool = false
+        limiter: RateLimiter, redacting: Bool = false
     ) {
         self.connection = connection
         self.client = client
@@ -49,7 +49,7 @@ final class Session {
         self.view =
             pointer.isRoot && !redacting
             ? nil : RoomView(path: PathView(path: pointer), reader: grant?.subject, redacts: redacting)
-        self.limiter = RateLimiter(perSecond: rateLimit)
+        self.limiter = limiter
         self.syncedVersion = room.releasedVersion
     }
 

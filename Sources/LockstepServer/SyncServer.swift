@@ -192,7 +192,8 @@ public actor SyncServer {
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
         let session = Session(
             connection: connection, client: client, name: name, room: room,
-            grant: configuration.tokens == nil ? nil : grant, rateLimit: configuration.rateLimit,
+            grant: configuration.tokens == nil ? nil : grant,
+            limiter: RateLimiter(perSecond: configuration.rateLimit, now: clock.now),
             redacting: !privateParts.isEmpty
         )
         connection.context = session
@@ -267,7 +268,7 @@ public actor SyncServer {
         guard let session = connection.context as? Session else { return }
         // Said goodbye while draining: what arrives after it is not taken, and the client sends it again elsewhere.
         if isDraining, !connection.isOpen { return }
-        if let pause = session.limiter.take() { slowDown(session, for: pause) }
+        if let pause = session.limiter.take(now: clock.now) { slowDown(session, for: pause) }
         switch message {
         case .tooLarge(let size):
             // Straight to the socket, ahead of replies still waiting for the log: the connection closes now.

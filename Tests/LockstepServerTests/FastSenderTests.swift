@@ -1,3 +1,4 @@
+import Clocks
 import LockstepApps
 import LockstepCore
 import LockstepJSON
@@ -35,6 +36,23 @@ import LockstepTestSupport
             let metrics = try await HTTPGet(port: server.port, path: "/metrics").text
             #expect(metrics.contains("lockstep_throttled_total"))
             #expect(!metrics.contains("lockstep_throttled_total 0\n"))
+        }
+    }
+
+    /// The budget refills as the server's clock runs: with `--rate-limit 2`, two actions go through, then one
+    /// second on a test clock (which stands still otherwise) brings back two more, and no others.
+    @Test func theBudgetRefillsOnTheServersClock() async throws {
+        let clock = TestClock()
+        try await withServer(clock: ServerClock(clock), configure: { $0.rateLimit = 2 }) { server in
+            let follower = try await TestClient.connect(server, using: sharedTransport)
+            let sender = try await TestClient.connect(server, using: sharedTransport)
+            for index in 1...6 { sender.send(.action(id: "a\(index)", action: ["type": "increment"])) }
+            try await follower.catchUp(to: 2, timeout: .seconds(10))
+
+            await clock.advance(by: .seconds(1))
+            try await follower.catchUp(to: 4, timeout: .seconds(10))
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["version"] == 4, "a test clock that stands still refills nothing")
         }
     }
 }
