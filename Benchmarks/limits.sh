@@ -5,7 +5,8 @@
 #   2. 15 000 clients of one server on --event-loop epoll, one writer at 3 actions/s: server CPU per delivery, p99;
 #   3. moderate rates (10 writers): p99 at 1 000 clients × 200/s, 1 000 × 1 000/s and 5 000 × 50/s;
 #   4. the knee: 1 000 clients, one writer at 4 000 actions/s: p99, in memory and durable (SQLite), and beside the C
-#      loop sending patches as long as Lockstep's (212 bytes, `--patch-bytes`), which tells the bytes' cost from the rest;
+#      loop sending patches as long as Lockstep's ($patch_bytes below, `--patch-bytes`), which tells the bytes' cost from
+#      the rest;
 #   5. durable against memory, acks/s with --data against --memory, 10 writers: with 16 actions in flight each, where a
 #      durable ack's wait for its write bounds the rate, and with 256 each, which saturates both servers.
 # 100 000 sockets over six servers need PostgreSQL and root: Benchmarks/many-sockets.py.
@@ -22,13 +23,15 @@ source Benchmarks/bench-server.sh
 release_lockstep limits
 make -s -C Benchmarks/baseline >&2
 limits="--max-connections 20000 --max-connections-per-ip 20000 --log-level warning"
+# The length of a counter patch from Lockstep, which the padded C loop's patches are given.
+patch_bytes=212
 
 # serve NAME: starts server NAME (baseline, padded, memory, epoll, durable) on a free port; sets server_pid and port.
 serve() {
     local command
     case $1 in
     baseline) command=(Benchmarks/baseline/baseline --port 0) ;;
-    padded) command=(Benchmarks/baseline/baseline --port 0 --patch-bytes 212) ;;
+    padded) command=(Benchmarks/baseline/baseline --port 0 --patch-bytes "$patch_bytes") ;;
     memory) command=("$lockstep" serve --port 0 --app counter --memory --rate-limit 0 $limits) ;;
     epoll) command=("$lockstep" serve --port 0 --app counter --memory --rate-limit 0 --event-loop epoll $limits) ;;
     durable) command=("$lockstep" serve --port 0 --app counter --data "$work/data-$RANDOM" --rate-limit 0 $limits) ;;
@@ -93,7 +96,7 @@ p99='.latencyMs.p99'
     row "1 000 clients, one writer at 4 000 actions/s, in memory: p99" ms "$(get memory knee "$p99")" \
         "$(get baseline knee "$p99")"
     row "same, durable (SQLite): p99" ms "$(get durable knee "$p99")" "$(get baseline knee "$p99")"
-    row "same, in memory, beside the C loop sending 212-byte patches as Lockstep does: p99" ms \
+    row "same, in memory, beside the C loop sending $patch_bytes-byte patches as Lockstep does: p99" ms \
         "$(get memory knee "$p99")" "$(get padded knee "$p99")"
     row "10 writers × 16 in flight: acks/s, durable against memory" "/s" \
         "$(get durable burst '.actionsPerSecond | floor')" "$(get memory burst '.actionsPerSecond | floor')"

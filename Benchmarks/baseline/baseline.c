@@ -11,8 +11,9 @@
  *
  * where ID is the value of the first "id":"..." in the message. With --patch-bytes N, each patch
  * carries a "pad" string before its cause that makes it N bytes long (Lockstep's patches of the
- * counter app are about 210), so that a comparison can tell the cost of the bytes from the rest. Frames waiting for one connection
- * are pre-built (unmasked, 2/4/10-byte headers) in that connection's own buffer, behind LWS_PRE
+ * counter app are about 210), so that a comparison can tell the cost of the bytes from the rest.
+ *
+ * Frames waiting for one connection are pre-built (unmasked, 2/4/10-byte headers) in that connection's own buffer, behind LWS_PRE
  * bytes of headroom, and written together with ONE lws_write(LWS_WRITE_RAW) per writeable
  * callback: the coalescing that lets a server go past one send() per delivery.
  *

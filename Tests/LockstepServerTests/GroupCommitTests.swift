@@ -44,8 +44,7 @@ import LockstepTestSupport
                 #expect(await writer.gaps.isEmpty)
             }
 
-            let last = total + (try await writers[0].trickleUntilAQueueIsDropped(
-                port: server.port, clock: clock, stallTimeout: server.configuration.stallTimeout))
+            let last = total + (try await writers[0].trickleUntilAQueueIsDropped(on: server, clock: clock))
             try await writers[0].catchUp(to: last)
 
             stalled.socket.setReceiving(true)

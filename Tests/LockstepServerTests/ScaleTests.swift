@@ -89,8 +89,7 @@ import LockstepTestSupport
             try await watcher.catchUp(to: total)
             #expect(await watcher.gaps.isEmpty)
             #expect(await watcher.snapshots == 1)
-            let trickle = try await driver.trickleUntilAQueueIsDropped(
-                port: server.port, clock: clock, stallTimeout: server.configuration.stallTimeout)
+            let trickle = try await driver.trickleUntilAQueueIsDropped(on: server, clock: clock)
 
             slow.socket.setReceiving(true)
             try await slow.catchUp(to: total + trickle, timeout: .seconds(30))

@@ -136,23 +136,21 @@ final class TestClient: Sendable {
         socket.close()
     }
 
-    /// Sends small `json` changes, each followed by `clock` moving past the server's stall timeout, until the server
+    /// Sends small `json` changes to `server`, each followed by `clock` (the server's) moving past its stall timeout, until the server
     /// has dropped some reader's queue (`lockstep_dropped_queues_total`): a reader is found stalled only when a
     /// change reaches the stream, and the socket buffers can take the first ones. Returns how many changes it sent;
     /// fails the test after 200. Its own patch comes back through the same stream, so each change has met every
     /// reader when it arrives.
-    func trickleUntilAQueueIsDropped(
-        port: Int, clock: TestClock<Duration>, stallTimeout: Duration
-    ) async throws -> Int {
+    func trickleUntilAQueueIsDropped(on server: SyncServer, clock: TestClock<Duration>) async throws -> Int {
         var trickle = 0
-        while try await metric("lockstep_dropped_queues_total", port: port) < 1 {
+        while try await metric("lockstep_dropped_queues_total", port: server.port) < 1 {
             trickle += 1
             try #require(trickle <= 200, "no reader's queue was dropped")
             let version = await self.version
             let op: JSON = ["op": "add", "path": "/trickle", "value": .int(trickle)]
             send(.action(id: "t\(trickle)", action: ["type": "patch", "ops": [op]]))
             try await catchUp(to: version + 1)
-            await clock.advance(by: stallTimeout + .milliseconds(1))
+            await clock.advance(by: server.configuration.stallTimeout + .milliseconds(1))
         }
         return trickle
     }
