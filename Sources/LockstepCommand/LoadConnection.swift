@@ -6,9 +6,10 @@ import Synchronization
 ///
 /// Loop-bound: every method runs on its shard's loop thread (it is a `WebSocketClientDelegate`).
 final class LoadConnection: WebSocketClientDelegate {
-    /// Unchecked: the shard owns its connections and outlives them, and a checked reference cost a retain and a
+    /// Unretained: the shard owns its connections and outlives them, and a checked reference cost a retain and a
     /// release on each of millions of deliveries a second.
-    unowned(unsafe) let shard: LoadShard
+    private let unretainedShard: Unmanaged<LoadShard>
+    var shard: LoadShard { unretainedShard.takeUnretainedValue() }
     /// The writer number, for writers; nil for readers.
     let writer: Int?
     /// The client's number in the run (writers first), and with it its token's subject.
@@ -35,7 +36,7 @@ final class LoadConnection: WebSocketClientDelegate {
     private var readNanos: UInt64?
 
     init(shard: LoadShard, writer: Int?, index: Int, view: Int?) {
-        self.shard = shard
+        unretainedShard = .passUnretained(shard)
         self.writer = writer
         self.index = index
         self.view = view
@@ -134,10 +135,9 @@ final class LoadConnection: WebSocketClientDelegate {
             delivered += 1
             let now = readNanos ?? LoadClock.now()
             readNanos = now
-            if let id = LoadMessageScanner.causeID(in: bytes, from: found.end), now > id.scheduledNanos {
-                shard.recordLatency(nanos: now - id.scheduledNanos)
-            }
-            shard.delivered(at: now)
+            let cause = LoadMessageScanner.causeID(in: bytes, from: found.end)
+            // Guaranteed: even an unowned(unsafe) reference is retained around a call, once per patch.
+            unretainedShard._withUnsafeGuaranteedRef { $0.delivered(at: now, scheduledNanos: cause?.scheduledNanos) }
         case .ack:
             guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }
             guard let id = LoadMessageScanner.firstID(in: bytes) else {

@@ -1,5 +1,4 @@
 import Dispatch
-import Histogram
 import LockstepTransport
 import Synchronization
 
@@ -8,8 +7,8 @@ import Synchronization
 /// A single loop thread tops out near a core's worth of frame reads, so `lockstep load` spreads its sockets over
 /// several shards. Everything a receive touches (latency histograms, per-connection state) is shard-local and
 /// loop-bound, so the hot path takes no lock; totals the main thread shows live are relaxed atomics.
-// @unchecked Sendable: the `var`s (`connections`, `writers`, both histograms, `firstError`, `lastDeliveryNanos`,
-// `lastAckNanos`, `closing`) are read and written only on `client.loop`'s thread — by delegate callbacks and by
+// @unchecked Sendable: the `var`s (`connections`, `writers`, `firstError`, `lastDeliveryNanos`, `lastAckNanos`,
+// `closing`) and `latencies` are read and written only on `client.loop`'s thread — by delegate callbacks and by
 // closures passed to `client.loop.execute`/`onLoop`; the main thread only reads the `let` atomics and constants.
 final class LoadShard: @unchecked Sendable {
     let client: WebSocketClient
@@ -30,8 +29,7 @@ final class LoadShard: @unchecked Sendable {
     // Loop-thread state.
     private(set) var connections: [LoadConnection] = []
     private(set) var writers: [Int: LoadConnection] = [:]
-    private(set) var histogram = LoadShard.makeHistogram()
-    private var intervalHistogram = LoadShard.makeHistogram()
+    private let latencies = LoadLatencies()
     private(set) var firstError: String?
     private(set) var lastDeliveryNanos: UInt64 = 0
     private(set) var lastAckNanos: UInt64 = 0
@@ -79,11 +77,6 @@ final class LoadShard: @unchecked Sendable {
         self.burstWindow = burstWindow
     }
 
-    /// Microseconds from 1 µs to 10 minutes at 3 significant digits.
-    private static func makeHistogram() -> Histogram<UInt64> {
-        Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
-    }
-
     /// Runs `body` on the loop thread and waits for its result. Never call it on the loop thread.
     func onLoop<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
         let box = Mutex<Result?>(nil)
@@ -119,13 +112,10 @@ final class LoadShard: @unchecked Sendable {
         if firstError == nil { firstError = wasOpen ? "connection closed: \(reason)" : "connect failed: \(reason)" }
     }
 
-    func recordLatency(nanos: UInt64) {
-        let micros = Swift.max(1, Swift.min(nanos / 1000, 600_000_000))
-        _ = histogram.record(micros)
-        _ = intervalHistogram.record(micros)
-    }
-
-    func delivered(at now: UInt64) {
+    /// A patch arrived at `now`; `scheduledNanos` is when its action was due, if it was a measured one. One call per
+    /// patch, since each call costs the connection a retain and a release of its shard.
+    func delivered(at now: UInt64, scheduledNanos: UInt64?) {
+        if let scheduledNanos, now > scheduledNanos { latencies.record(nanos: now - scheduledNanos) }
         lastDeliveryNanos = now
         deliveries.add(1, ordering: .relaxed)
     }
@@ -164,10 +154,7 @@ final class LoadShard: @unchecked Sendable {
 
     /// Publishes the p99 of the latencies recorded since the last call and starts a new interval. Loop thread.
     func refreshIntervalP99() {
-        intervalP99.store(
-            intervalHistogram.totalCount == 0 ? 0 : intervalHistogram.valueAtPercentile(99), ordering: .relaxed
-        )
-        intervalHistogram.reset()
+        intervalP99.store(latencies.takeIntervalP99(), ordering: .relaxed)
     }
 
     /// The acked versions by audience. Loop thread.
@@ -209,8 +196,7 @@ final class LoadShard: @unchecked Sendable {
         for connection in connections { connection.resetCounts() }
         deliveries.store(0, ordering: .relaxed)
         resyncs.store(0, ordering: .relaxed)
-        histogram.reset()
-        intervalHistogram.reset()
+        latencies.reset()
         lastDeliveryNanos = 0
     }
 
@@ -223,7 +209,7 @@ final class LoadShard: @unchecked Sendable {
     /// The shard's share of the final report. Loop thread.
     /// `acked` is every shard's acked versions by audience, each sorted.
     func summary(acked: [LoadAudience: [Int]]) -> LoadShardSummary {
-        var summary = LoadShardSummary(histogram: histogram, firstError: firstError)
+        var summary = LoadShardSummary(histogram: latencies.whole, firstError: firstError)
         summary.lastDeliveryNanos = lastDeliveryNanos
         summary.lastAckNanos = lastAckNanos
         for connection in connections where !connection.lost {
