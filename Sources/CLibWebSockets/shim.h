@@ -75,6 +75,12 @@ static inline int CLibWebSockets_input_waiting(int fd) {
     return recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+/// Services `wsi`'s socket as readable now, as a pass of the loop would: one more read of its waiting input.
+static inline void CLibWebSockets_read_again(struct lws *wsi) {
+    struct lws_pollfd descriptor = { .fd = lws_get_socket_fd(wsi), .events = POLLIN, .revents = POLLIN };
+    lws_service_fd(lws_get_context(wsi), &descriptor);
+}
+
 /// A libev loop for one context (epoll on Linux): libwebsockets' own loop passes every descriptor to poll(2) on each
 /// pass, so its cost grows with idle connections; under an event library it is the descriptors that are ready.
 static inline void *CLibWebSockets_event_loop_new(void) {

@@ -48,9 +48,9 @@ struct Serve: AsyncParsableCommand {
     @Option(
         help: """
             Bytes read per connection at a time; each connection holds a buffer this size, most of its idle memory. \
-            Larger messages arrive in several reads.
+            Larger messages arrive in several reads; waiting input is read on within a pass, up to 4 KiB.
             """)
-    var receiveBuffer = 1_024
+    var receiveBuffer = 512
 
     @Option(
         help: """

@@ -64,9 +64,10 @@ public final class WebSocketConnection {
     var didClose = false
     /// Whether reading is paused (`pauseReceiving()`).
     public private(set) var isPaused = false
-    /// Payload bytes received in the server's pass `receivedPass`, to tell a read that filled the receive buffer.
-    private var receivedInPass = 0
-    private var receivedPass = -1
+    /// Payload bytes received in the server's read round `receivedRound`, to tell a read that filled the receive
+    /// buffer.
+    private var receivedInRound = 0
+    private var receivedRound = -1
 
     /// Headers worth keeping after the handshake; everything else is available only in `refusal(of:)`.
     static let keptHeaderTokens: [(lws_token_indexes, String)] = [
@@ -361,18 +362,25 @@ public final class WebSocketConnection {
         return (UnsafeRawBufferPointer(start: base, count: used), sent, position - streamPosition)
     }
 
-    /// Once this pass's messages reach half the receive buffer, asks the kernel whether more input waits; if so, the
-    /// server puts off this pass's stream wakes (see `WebSocketServer.wakeStreams`). One check per connection a pass.
+    /// Once a round's messages reach half the receive buffer, asks the kernel whether more input waits; if so, the
+    /// server reads it again in this pass, and puts off the pass's stream wakes while some still waits (see
+    /// `WebSocketServer.readWaitingInput` and `wakeStreams`). One check per connection a round.
     private func noteInputWaiting(afterReceiving length: Int, wsi: OpaquePointer) {
-        if receivedPass != server.pass {
-            receivedPass = server.pass
-            receivedInPass = 0
+        if receivedRound != server.readRound {
+            receivedRound = server.readRound
+            receivedInRound = 0
         }
         let threshold = server.configuration.receiveBufferBytes / 2
-        let before = receivedInPass
-        receivedInPass += length
-        guard before < threshold, receivedInPass >= threshold, server.inputWaiting == nil, !isPaused else { return }
-        if CLibWebSockets_input_waiting(lws_get_socket_fd(wsi)) != 0 { server.inputWaiting = self }
+        let before = receivedInRound
+        receivedInRound += length
+        guard before < threshold, receivedInRound >= threshold, !isPaused else { return }
+        if CLibWebSockets_input_waiting(lws_get_socket_fd(wsi)) != 0 { server.inputWaiting.append(self) }
+    }
+
+    /// Reads this connection's waiting input once more, within the pass (see `noteInputWaiting`).
+    func readAgain() {
+        guard let wsi, isOpen, !isPaused else { return }
+        CLibWebSockets_read_again(wsi)
     }
 
     private func drainedNotice() {

@@ -71,14 +71,20 @@ public final class WebSocketServer: @unchecked Sendable {
     var nextID: UInt64 = 1
     /// Streams that had frames appended in this pass of the loop; their followers are woken once, at its end.
     private var streamsToWake: [BroadcastStream] = []
-    /// Passes of the loop so far, for telling one pass's reads from the next.
+    /// Passes of the loop so far.
     private(set) var pass = 0
-    /// A connection that read a full receive buffer in this pass while the kernel held more of its input.
-    weak var inputWaiting: WebSocketConnection?
+    /// Rounds of reads so far (each pass's, and each read again within a pass), for telling one round's from the next.
+    private(set) var readRound = 0
+    /// Connections whose reads in this round came to half a receive buffer while the kernel held more of their input.
+    var inputWaiting: [WebSocketConnection] = []
     /// Consecutive passes whose stream wakes were put off because input was waiting.
     private var deferredWakes = 0
     /// At most this many passes in a row put off their stream wakes.
     static let maxDeferredWakes = 16
+    /// A connection's waiting input is read up to this many bytes a pass, in reads of `--receive-buffer`: a fast
+    /// writer's actions then take as few passes (each with its writes to every follower) with a small buffer, which
+    /// every connection holds, as with a large one.
+    static let inputBytesPerPass = 4_096
     /// `LWS_PRE` + `coalesceBytes`: the one buffer every coalesced write and HTTP body chunk is built in.
     let writeBuffer: UnsafeMutableRawPointer
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -165,6 +171,7 @@ public final class WebSocketServer: @unchecked Sendable {
         loop.start(context: context, owner: self, onWake: { [unowned self] in
             self.delegate.loopDidWake()
         }, onTurnEnd: { [unowned self] in
+            self.readWaitingInput()
             self.wakeStreams()
             self.checkDescriptors()
         }, onDestroyed: { [unowned self] in
@@ -199,9 +206,10 @@ public final class WebSocketServer: @unchecked Sendable {
     /// become the server's work. The next pass does not wait, since that input is ready to read.
     private func wakeStreams() {
         pass &+= 1
-        // Only while that connection is still read: one paused or closed in this pass leaves nothing to wait for.
-        let putOff = inputWaiting.map { $0.isOpen && !$0.isPaused } == true && deferredWakes < Self.maxDeferredWakes
-        inputWaiting = nil
+        readRound &+= 1
+        // Only while a connection is still read: one paused or closed in this pass leaves nothing to wait for.
+        let putOff = inputWaiting.contains { $0.isOpen && !$0.isPaused } && deferredWakes < Self.maxDeferredWakes
+        inputWaiting = []
         guard !streamsToWake.isEmpty else { return }
         if putOff {
             deferredWakes += 1
@@ -211,6 +219,19 @@ public final class WebSocketServer: @unchecked Sendable {
         let streams = streamsToWake
         streamsToWake = []
         for stream in streams { stream.wake() }
+    }
+
+    /// Reads the waiting input of this pass's `inputWaiting` connections again, now, until `inputBytesPerPass` were
+    /// read or none waits.
+    private func readWaitingInput() {
+        var reads = 1
+        while !inputWaiting.isEmpty, (reads + 1) * configuration.receiveBufferBytes <= Self.inputBytesPerPass {
+            reads += 1
+            readRound &+= 1
+            let waiting = inputWaiting
+            inputWaiting = []
+            for connection in waiting { connection.readAgain() }
+        }
     }
 
     /// After an `accept` in this pass failed for want of descriptors: refuses the connections waiting behind it (so

@@ -92,6 +92,8 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
     var lastUpgradeQuery: [String: String] = [:]
     var lastAuthorization: String?
     var onOpen: ((WebSocketConnection) -> Void)?
+    /// The pass of the loop (`WebSocketServer.pass`) in which each message arrived, in order.
+    var passesOfMessages: [Int] = []
     var httpBody: [UInt8] = Array("hello over http".utf8)
     /// The stream `follow`, `append:` and `flood:` messages use; created on the loop by the test.
     var stream: BroadcastStream?
@@ -110,6 +112,7 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
     }
 
     func connection(_ connection: WebSocketConnection, didReceive message: InboundMessage) {
+        passesOfMessages.append(connection.server.pass)
         recorder.record(.received(connection.id, message))
         switch message {
         case .text(let bytes):
@@ -186,9 +189,11 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
 }
 
 func makeServer(
-    _ delegate: TestDelegate, maxMessageBytes: Int = 1 << 20
+    _ delegate: TestDelegate, maxMessageBytes: Int = 1 << 20, receiveBufferBytes: Int = 4096
 ) throws -> WebSocketServer {
-    try WebSocketServer(configuration: .init(port: 0, maxMessageBytes: maxMessageBytes), delegate: delegate)
+    try WebSocketServer(
+        configuration: .init(port: 0, maxMessageBytes: maxMessageBytes, receiveBufferBytes: receiveBufferBytes),
+        delegate: delegate)
 }
 
 /// A blocking POSIX TCP socket speaking WebSocket by hand.

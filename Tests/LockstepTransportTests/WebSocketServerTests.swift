@@ -74,6 +74,38 @@ struct WebSocketServerTests {
         }
     }
 
+    /// Forty messages in one write, 2 400 bytes, with a 512-byte receive buffer: the pass that reads the first ones
+    /// reads on while input waits (up to `inputBytesPerPass`), so all forty arrive in one pass of the loop. Read a
+    /// buffer a pass, they took five.
+    @Test func waitingInputIsReadOnWithinThePass() async throws {
+        let delegate = TestDelegate()
+        let server = try makeServer(delegate, receiveBufferBytes: 512)
+        defer { server.shutdown() }
+        let port = server.port
+        try await withTimeout {
+            let raw = try RawSocket(port: port)
+            #expect(raw.handshake().hasPrefix("HTTP/1.1 101"))
+            let messages = (10..<50).map { "echo \($0) " + String(repeating: "x", count: 46) }
+            raw.write(messages.flatMap { RawSocket.frame(opcode: 1, fin: true, payload: Array($0.utf8)) })
+            var parser = FrameParser()
+            var echoes: [String] = []
+            var bytes = raw.pending
+            raw.pending = []
+            while echoes.count < messages.count {
+                if bytes.isEmpty { bytes = raw.readOnce() }
+                if bytes.isEmpty { break }
+                echoes += parser.feed(bytes).map { String(decoding: $0.payload, as: UTF8.self) }
+                bytes = []
+            }
+            #expect(echoes == messages)
+            let passes = await withCheckedContinuation { continuation in
+                server.loop.execute { continuation.resume(returning: delegate.passesOfMessages) }
+            }
+            #expect(passes.count == messages.count)
+            #expect(Set(passes).count == 1, "the messages arrived over the passes \(Set(passes).sorted())")
+        }
+    }
+
     @Test func threeMegabyteMessageRoundTrips() async throws {
         let delegate = TestDelegate()
         let server = try makeServer(delegate, maxMessageBytes: 4 << 20)
