@@ -79,6 +79,11 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
         isCurrent
     }
 
+    /// Whether work submitted from other threads (or by an actor isolated to the loop) waits for the next pass.
+    var hasWaitingWork: Bool {
+        state.withLock { !$0.work.isEmpty }
+    }
+
     /// Whether the caller runs on the loop thread (or, after shutdown, is running the loop's late work).
     public var isCurrent: Bool {
         ownerThread.load(ordering: .acquiring) == currentThreadID()

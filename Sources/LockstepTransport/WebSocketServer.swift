@@ -222,10 +222,13 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Reads the waiting input of this pass's `inputWaiting` connections again, now, until `inputBytesPerPass` were
-    /// read or none waits.
+    /// read or none waits. Not while other work waits for the loop (a finished log write, say): reading on would
+    /// hold up the replies and patches it releases, and the next write.
     private func readWaitingInput() {
         var reads = 1
-        while !inputWaiting.isEmpty, (reads + 1) * configuration.receiveBufferBytes <= Self.inputBytesPerPass {
+        while !inputWaiting.isEmpty, (reads + 1) * configuration.receiveBufferBytes <= Self.inputBytesPerPass,
+            !loop.hasWaitingWork
+        {
             reads += 1
             readRound &+= 1
             let waiting = inputWaiting
