@@ -136,7 +136,7 @@ final class LoadConnection: WebSocketClientDelegate {
             let now = readNanos ?? LoadClock.now()
             readNanos = now
             let cause = LoadMessageScanner.causeID(in: bytes, from: found.end)
-            // Guaranteed: even an unowned(unsafe) reference is retained around a call, once per patch.
+            // Guaranteed: the shard `shard` returns is retained around each call on it; this one is not.
             unretainedShard._withUnsafeGuaranteedRef { $0.delivered(at: now, scheduledNanos: cause?.scheduledNanos) }
         case .ack:
             guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }

@@ -112,8 +112,8 @@ final class LoadShard: @unchecked Sendable {
         if firstError == nil { firstError = wasOpen ? "connection closed: \(reason)" : "connect failed: \(reason)" }
     }
 
-    /// A patch arrived at `now`; `scheduledNanos` is when its action was due, if it was a measured one. One call per
-    /// patch, since each call costs the connection a retain and a release of its shard.
+    /// A patch arrived at `now`; `scheduledNanos` is when its action was due, if it was a measured one. Latency and
+    /// count in one call, which the connection makes without retaining its shard.
     func delivered(at now: UInt64, scheduledNanos: UInt64?) {
         if let scheduledNanos, now > scheduledNanos { latencies.record(nanos: now - scheduledNanos) }
         lastDeliveryNanos = now
