@@ -61,10 +61,13 @@ final class Session {
 
     /// Who this client is to the reducer and in causes; `run` makes its connection unique beyond this server run.
     func sender(run: String) -> Sender {
-        Sender(
-            client: client, name: connection.query["name"] == nil ? nil : name, session: sessionName?.value,
+        let session = sessionName
+        var sender = Sender(
+            client: client, name: connection.query["name"] == nil ? nil : name, session: session?.given,
             subject: subject, role: role?.rawValue,
             connection: "\(run)/\(client)")
+        if let session { sender.author = "session:\(session.value)" }
+        return sender
     }
 
     /// Queues a reply to this client: never dropped, and after the snapshot if one is owed.

@@ -47,15 +47,23 @@ extension SyncServer {
             version: room.store.version + 1, epoch: room.epoch)
     }
 
-    /// A JSON Patch action may also read (`test`, `from`): refused, before it runs, where it reads someone else's
-    /// private part.
+    /// A JSON Patch action may also read (`test`, `from`): refused, before it runs, where it reads, writes or carries
+    /// someone else's private part of the room as it stands.
     func checkReads(of action: JSON, by session: Session) throws(StoreError) {
         guard !privateParts.isEmpty, case .array(let ops)? = action["ops"] else { return }
-        for op in ops {
-            guard let operation = try? PatchOperation(json: op),
-                let refusal = Self.privateRefusal(of: operation, parts: privateParts, subject: session.subject)
-            else { continue }
+        guard let operations = try? JSONPatch(ops.map { try PatchOperation(json: $0) }) else { return }
+        let state = try session.room.store.stateJSON()
+        if let refusal = privateParts.refusal(of: operations, on: state, by: session.subject) {
             throw .forbidden(refusal)
         }
+    }
+
+    /// The words of `error` for `session`. Errors of a room with private parts say where, never what: a reason that
+    /// names a value of someone else's private part (an app may word its refusals from the state) is withheld.
+    func message(of error: StoreError, for session: Session) -> String {
+        guard !privateParts.isEmpty, let state = try? session.room.store.stateJSON(),
+            privateParts.reveals(error.message, of: state, to: session.subject)
+        else { return error.message }
+        return "the request was refused; its reason is withheld because it names someone else's private part"
     }
 }

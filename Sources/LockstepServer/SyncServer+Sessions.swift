@@ -45,8 +45,12 @@ extension SyncServer {
 }
 
 extension Session {
-    /// The session named in the handshake (`session=`), if any; the handshake refused an invalid one.
-    var sessionName: SessionName? { connection.query["session"].flatMap(SessionName.init) }
+    /// The session named in the handshake (`session=`), if any, as its token's subject owns it where there are
+    /// tokens; the handshake refused an invalid one.
+    var sessionName: SessionName? {
+        guard let name = connection.query["session"].flatMap(SessionName.init) else { return nil }
+        return role == nil ? name : name.owned(by: subject)
+    }
 }
 
 extension Room {

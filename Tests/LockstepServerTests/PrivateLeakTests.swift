@@ -1,0 +1,147 @@
+import Foundation
+import LockstepApps
+import LockstepCore
+import LockstepJSON
+import LockstepServer
+import LockstepTestSupport
+import Testing
+
+/// Reads of private parts: no operation reaches someone else's hand from inside, at or above it, and no error says
+/// what it holds.
+@Suite(.timeLimit(.minutes(2))) struct PrivateLeakTests {
+    static let secret = "SECRET-A"
+
+    /// A card game whose reducer words its refusals from the state, as a careless app might.
+    struct Cards: ContextualReducer {
+        struct State: Codable, Equatable, Sendable { var hands: [String: String] = [:] }
+        enum Action: Codable, Sendable {
+            case take(card: String)
+            case guess(owner: String, card: String)
+        }
+
+        var initialState: State { State() }
+
+        func reduce(into state: inout State, action: Action, context: ReducerContext) throws(Rejection) -> Effect<Action> {
+            switch action {
+            case .take(let card):
+                state.hands[context.sender?.subject ?? "nobody"] = card
+            case .guess(let owner, let card):
+                guard state.hands[owner] == card else {
+                    throw Rejection("wrong: \(owner) holds \(state.hands[owner] ?? "nothing")")
+                }
+            }
+            return .none
+        }
+    }
+
+    static let cards = App(
+        "cards", summary: "a hand per player", reducer: Cards(), privateParts: try! PrivateParts(["/hands/{sub}"]))
+
+    /// Alice and bob on a server with `/hands/{sub}` private, alice's hand holding the secret, bob's his own card.
+    static func withHands(
+        stored: Bool = false, _ body: (SyncServer, _ alice: Writer, _ bob: Writer, _ bobToken: String) async throws -> Void
+    ) async throws {
+        let (tokens, aliceToken, bobToken) = try await PrivatePartsTests.aliceAndBob()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withServer(app: .json, configure: {
+            $0.tokens = tokens
+            $0.privateParts = try! PrivateParts(["/hands/{sub}"])
+            if stored { $0.dataDirectory = directory }
+        }) { server in
+            let alice = try await Writer.connect(server.port, token: aliceToken)
+            let bob = try await Writer.connect(server.port, token: bobToken)
+            try await alice.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/hands","value":{}}]"#))
+            try await alice.ask(PrivatePartsTests.patch(
+                #"[{"op":"add","path":"/hands/alice","value":{"card":"\#(secret)"}}]"#))
+            try await bob.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/hands/bob","value":{"card":"b"}}]"#))
+            try await alice.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table","value":{}}]"#))
+            try await body(server, alice, bob, bobToken)
+        }
+    }
+
+    /// Every operation, with its `path` or `from` inside, at or above alice's hand, or at the root.
+    static var sweep: [String] {
+        let places = ["/hands/alice/card", "/hands/alice", "/hands", ""]
+        var ops: [String] = []
+        for place in places {
+            ops += [
+                #"{"op":"test","path":"\#(place)","value":{}}"#,
+                #"{"op":"remove","path":"\#(place)"}"#,
+                #"{"op":"replace","path":"\#(place)","value":{}}"#,
+                #"{"op":"add","path":"\#(place)","value":{}}"#,
+                #"{"op":"copy","from":"\#(place)","path":"/table/all"}"#,
+                #"{"op":"move","from":"\#(place)","path":"/table/all"}"#,
+            ]
+            if !place.isEmpty {
+                ops += [
+                    #"{"op":"copy","from":"/table","path":"\#(place)"}"#,
+                    #"{"op":"move","from":"/table","path":"\#(place)"}"#,
+                ]
+            }
+        }
+        return ops
+    }
+
+    @Test(arguments: [false, true]) func noOperationReachesAlicesHandFromInsideAtOrAboveIt(stored: Bool) async throws {
+        try await Self.withHands(stored: stored) { server, alice, bob, bobToken in
+            let before = try await roomState(server.port, token: bobToken)
+            for op in Self.sweep {
+                let answer = try await bob.ask(PrivatePartsTests.patch("[\(op)]"))
+                #expect(answer["code"] == "forbidden", "\(op): \(answer)")
+            }
+            // One refused operation refuses the whole patch, the allowed ones before it included.
+            let sneaky = try await bob.ask(PrivatePartsTests.patch(
+                #"[{"op":"copy","from":"/hands/bob","path":"/table/mine"},{"op":"copy","from":"/hands","path":"/x"}]"#))
+            #expect(sneaky["code"] == "forbidden")
+            #expect(try await roomState(server.port, token: bobToken) == before)
+            // Bob still reads and moves what is his or public.
+            #expect(try await bob.ask(PrivatePartsTests.patch(
+                #"[{"op":"test","path":"/hands/bob","value":{"card":"b"}},{"op":"copy","from":"/hands/bob","path":"/table/mine"}]"#
+            ))["type"] == "ack")
+            // Alice is refused bob's hand alike.
+            #expect(try await alice.ask(PrivatePartsTests.patch(
+                #"[{"op":"copy","from":"/hands","path":"/table/all"}]"#))["code"] == "forbidden")
+            _ = await bob.client.drain(timeout: .milliseconds(200))
+            var bytes = try await PrivatePartsTests.httpBytes(server.port, token: bobToken, version: 5)
+            bytes += await bob.client.frames.flatMap { $0 }
+            #expect(!PrivatePartsTests.contains(bytes, Self.secret))
+        }
+    }
+
+    @Test func aFailedTestOnAPublicPlaceSaysWhereNeverWhat() async throws {
+        try await Self.withHands { server, alice, bob, bobToken in
+            try await alice.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table/note","value":"tea"}]"#))
+            let answer = try await bob.ask(PrivatePartsTests.patch(#"[{"op":"test","path":"/table","value":{}}]"#))
+            #expect(answer["code"] == "rejected")
+            let message = answer["message"]?.stringValue ?? ""
+            #expect(message.contains("/table"))
+            #expect(!message.contains("tea"))
+        }
+    }
+
+    @Test func anAppsRefusalThatNamesAlicesCardIsWithheldFromBobOnly() async throws {
+        let (tokens, aliceToken, bobToken) = try await PrivatePartsTests.aliceAndBob()
+        try await withServer(app: Self.cards, configure: { $0.tokens = tokens }) { server in
+            let alice = try await Writer.connect(server.port, token: aliceToken)
+            let bob = try await Writer.connect(server.port, token: bobToken)
+            try await alice.action(#"{"take":{"card":"\#(Self.secret)"}}"#)
+            try await bob.action(#"{"take":{"card":"nine"}}"#)
+
+            let refused = try await bob.action(#"{"guess":{"owner":"alice","card":"ace"}}"#)
+            #expect(refused["code"] == "rejected")
+            let reason = refused["message"]?.stringValue ?? ""
+            #expect(!reason.contains(Self.secret), "\(refused)")
+            // A reason that names only what the reader may see reaches it whole.
+            let own = try await alice.action(#"{"guess":{"owner":"alice","card":"ace"}}"#)
+            #expect(own["message"]?.stringValue == "wrong: alice holds \(Self.secret)")
+            let nothing = try await bob.action(#"{"guess":{"owner":"carol","card":"ace"}}"#)
+            #expect(nothing["message"] == "wrong: carol holds nothing")
+
+            _ = await bob.client.drain(timeout: .milliseconds(200))
+            var bytes = try await PrivatePartsTests.httpBytes(server.port, token: bobToken, version: 2)
+            bytes += await bob.client.frames.flatMap { $0 }
+            #expect(!PrivatePartsTests.contains(bytes, Self.secret))
+        }
+    }
+}
