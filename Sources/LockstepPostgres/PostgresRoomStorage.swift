@@ -124,13 +124,17 @@ public final class PostgresRoomStorage: SharedRoomStorage {
     }
 
     /// Runs `operation`, failing with `StorageError.unavailable` after ``Configuration/operationTimeout``
-    /// (the operation is then cancelled, and left to end on its own) or when the database cannot be reached.
+    /// (the operation is then cancelled, and left to end on its own) or when the database cannot be reached. One that
+    /// succeeds found the database: the storage is available again without waiting for the probe.
     func bounded<T: Sendable>(
         _ what: String, _ operation: @escaping @Sendable () async throws -> T
     ) async throws(StorageError) -> T {
         switch await Deadline.race(configuration.operationTimeout, operation) {
-        case .success(let value): value
-        case .failure(let error): throw classify(error, while: what)
+        case .success(let value):
+            available.store(true, ordering: .releasing)
+            return value
+        case .failure(let error):
+            throw classify(error, while: what)
         }
     }
 

@@ -203,10 +203,7 @@ public actor SyncServer {
         let viewStream = session.view.map { room.stream(of: $0, make: makeStream) }
         if let since = connection.query["since"].flatMap(Int.init),
             room.isResumable(fromEpoch: connection.query["epoch"]),
-            let missed = viewStream.map({
-                $0.patches(after: since, released: room.releasedVersion, reader: session.view?.reader)
-            })
-                ?? room.patches(after: since)?.map(\.frame)
+            let missed = missedPatches(after: since, by: session, viewStream: viewStream)
         {
             connection.send(room.resumeFrame(for: session, at: since))
             for frame in missed { connection.send(frame) }
@@ -221,6 +218,17 @@ public actor SyncServer {
             metadata: [
                 "room": "\(room.name)", "client": "\(client)", "name": "\(name)", "peer": "\(connection.peerAddress)",
             ])
+    }
+
+    /// What a client resuming after `since` missed, as it sees the room; nil when the room no longer has all of it.
+    /// A view resumes from its stream's own patches while it has them, else from the room's resume window.
+    private func missedPatches(after since: Int, by session: Session, viewStream: ViewStream?) -> [OutboundFrame]? {
+        let room = session.room
+        guard let view = session.view, let viewStream else { return room.patches(after: since)?.map(\.frame) }
+        return viewStream.patches(after: since, released: room.releasedVersion, reader: view.reader)
+            ?? room.patches(after: since, seenThrough: view) { version in
+                try self.state(of: room, at: version, older: [])
+            }
     }
 
     func close(_ connection: WebSocketConnection) {
@@ -336,10 +344,7 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
-            guard pipeline.isAvailable else {
-                send(.error(id: request.id, code: "unavailable", message: Self.unavailable), to: session)
-                return
-            }
+            // Even while the storage is unavailable: the write reconnects, and only a write that fails is refused.
             if case .revert(_, let version) = request, session.room.needsStoredHistory(toReach: version) {
                 return revertFromStorage(parsed, from: session, to: version)
             }
@@ -392,7 +397,7 @@ public actor SyncServer {
                 break
             }
         } catch {
-            send(.error(id: request.id, code: error.code, message: error.message), to: session)
+            send(.error(id: request.id, code: error.code, message: message(of: error, for: session)), to: session)
         }
         metrics.actionLatency.recordNanoseconds(Int64(started.duration(to: .now) / .nanoseconds(1)))
     }
@@ -590,6 +595,10 @@ public actor SyncServer {
             return HTTPResponse(status: 404, text: "no room named \(read.room)\n")
         case .failure(let error):
             return HTTPResponse(status: 503, text: "the room cannot be read: \(error)\n")
+        }
+        // A read after an ack through another server sees that change: the room first catches up with the log.
+        guard await pipeline.prepareJoin(of: room, session: nil, server: self) else {
+            return HTTPResponse(status: 503, text: "the room cannot be read: the database did not answer in time\n")
         }
         if let answer = await timeTravelResponse(to: read, in: room) { return answer }
         do {

@@ -90,11 +90,15 @@ import Testing
             let missed = try await Self.patches(of: resumed)
             #expect(missed.map { $0["version"] } == [4])
             #expect(missed.first?["ops"] == [["op": "replace", "path": "/n", "value": 2]])
-            // Before the view was opened: a snapshot.
+            // Before the view was opened, within the room's resume window: the room's patches, through the view.
             let (late, old) = try await Self.view(server.port, "/a", query: "since=0")
-            _ = late
-            #expect(old["type"] == "snapshot")
-            #expect(old["state"] == ["n": 2])
+            #expect(old["type"] == "resume")
+            #expect(try await Self.patches(of: late).map { $0["version"] } == [1, 2, 4])
+            // Beyond the window: a snapshot.
+            let (far, ahead) = try await Self.view(server.port, "/a", query: "since=9")
+            _ = far
+            #expect(ahead["type"] == "snapshot")
+            #expect(ahead["state"] == ["n": 2])
         }
     }
 
