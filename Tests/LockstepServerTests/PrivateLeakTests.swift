@@ -21,7 +21,9 @@ import Testing
 
         var initialState: State { State() }
 
-        func reduce(into state: inout State, action: Action, context: ReducerContext) throws(Rejection) -> Effect<Action> {
+        func reduce(
+            into state: inout State, action: Action, context: ReducerContext
+        ) throws(Rejection) -> Effect<Action> {
             switch action {
             case .take(let card):
                 state.hands[context.sender?.subject ?? "nobody"] = card
@@ -39,7 +41,8 @@ import Testing
 
     /// Alice and bob on a server with `/hands/{sub}` private, alice's hand holding the secret, bob's his own card.
     static func withHands(
-        stored: Bool = false, _ body: (SyncServer, _ alice: Writer, _ bob: Writer, _ bobToken: String) async throws -> Void
+        stored: Bool = false,
+        _ body: (SyncServer, _ alice: Writer, _ bob: Writer, _ bobToken: String) async throws -> Void
     ) async throws {
         let (tokens, aliceToken, bobToken) = try await PrivatePartsTests.aliceAndBob()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-\(UUID())").path
@@ -96,9 +99,9 @@ import Testing
             #expect(sneaky["code"] == "forbidden")
             #expect(try await roomState(server.port, token: bobToken) == before)
             // Bob still reads and moves what is his or public.
-            #expect(try await bob.ask(PrivatePartsTests.patch(
-                #"[{"op":"test","path":"/hands/bob","value":{"card":"b"}},{"op":"copy","from":"/hands/bob","path":"/table/mine"}]"#
-            ))["type"] == "ack")
+            let own = #"[{"op":"test","path":"/hands/bob","value":{"card":"b"}},"#
+                + #"{"op":"copy","from":"/hands/bob","path":"/table/mine"}]"#
+            #expect(try await bob.ask(PrivatePartsTests.patch(own))["type"] == "ack")
             // Alice is refused bob's hand alike.
             #expect(try await alice.ask(PrivatePartsTests.patch(
                 #"[{"op":"copy","from":"/hands","path":"/table/all"}]"#))["code"] == "forbidden")
@@ -106,6 +109,39 @@ import Testing
             var bytes = try await PrivatePartsTests.httpBytes(server.port, token: bobToken, version: 5)
             bytes += await bob.client.frames.flatMap { $0 }
             #expect(!PrivatePartsTests.contains(bytes, Self.secret))
+        }
+    }
+
+    @Test func noKindOfAnswerBobGetsCarriesAlicesHand() async throws {
+        try await Self.withHands(stored: true) { server, alice, bob, bobToken in
+            try await bob.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table/x","value":1}]"#))
+            try await alice.ask(PrivatePartsTests.patch(#"[{"op":"replace","path":"/table/x","value":2}]"#))
+            var codes: Set<String> = []
+            for request in [
+                "not json", "[1]", #"{"type":"nope"}"#, #"{"type":"action","action":{"type":"shout"}}"#,
+                PrivatePartsTests.patch(#"[{"op":"test","path":"/table/x","value":7}]"#),
+                PrivatePartsTests.patch(#"[{"op":"remove","path":"/nowhere"}]"#),
+                PrivatePartsTests.patch(#"[{"op":"copy","from":"/hands","path":"/x"}]"#),
+                #"{"type":"undo","mine":true}"#, #"{"type":"redo","mine":true}"#, #"{"type":"revert","to":99}"#,
+                #"{"type":"action","seq":1,"action":{}}"#,
+            ] {
+                bob.client.sendRaw(request)
+                while true {
+                    let answer = try await bob.client.nextJSON()
+                    guard answer["type"] == "error" || answer["type"] == "ack" else { continue }
+                    codes.insert(answer["code"]?.stringValue ?? "ack")
+                    break
+                }
+            }
+            let expected: Set = ["bad_json", "bad_message", "invalid_action", "rejected", "forbidden", "conflict"]
+            #expect(codes.isSuperset(of: expected), "\(codes)")
+            try await bob.ask(#"{"type":"undo"}"#)
+            bob.client.sendRaw(#"{"type":"history","id":"h","limit":100}"#)
+            _ = try await bob.client.nextJSON(type: "history")
+            _ = await bob.client.drain(timeout: .milliseconds(200))
+            var bytes = await bob.client.frames.flatMap { $0 }
+            bytes += try await PrivatePartsTests.httpBytes(server.port, token: bobToken, version: 6)
+            #expect(!PrivatePartsTests.contains(bytes, Self.secret), "bob received alice's hand")
         }
     }
 

@@ -66,8 +66,10 @@ import Testing
             $0.privateParts = try! PrivateParts(["/hands/{sub}"])
         }) { server in
             let alice = try await Writer.connect(server.port, token: aliceToken)
-            try await alice.ask(Self.patch(#"[{"op":"add","path":"/hands","value":{}},{"op":"add","path":"/t","value":0}]"#))
-            let bob = try await TestClient.connect(port: server.port, query: "token=\(bobToken)", using: sharedTransport)
+            try await alice.ask(
+                Self.patch(#"[{"op":"add","path":"/hands","value":{}},{"op":"add","path":"/t","value":0}]"#))
+            let bob = try await TestClient.connect(
+                port: server.port, query: "token=\(bobToken)", using: sharedTransport)
             let snapshot = try await bob.nextJSON(type: "snapshot")
             bob.close()
 
