@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "LockstepTesting", targets: ["LockstepTesting"]),
         .library(name: "LockstepServer", targets: ["LockstepServer"]),
         .library(name: "LockstepClient", targets: ["LockstepClient"]),
+        .library(name: "LockstepSQLite", targets: ["LockstepSQLite"]),
         .library(name: "LockstepPostgres", targets: ["LockstepPostgres"]),
         .library(name: "LockstepCommand", targets: ["LockstepCommand"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
@@ -105,7 +106,7 @@ let package = Package(
         .target(
             name: "LockstepServer",
             dependencies: [
-                "LockstepCore", "LockstepApps", "LockstepTransport", "LockstepStorage", "LockstepSQLite",
+                "LockstepCore", "LockstepApps", "LockstepTransport", "LockstepStorage",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -219,7 +220,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LockstepClientTests",
-            dependencies: ["LockstepClient", "LockstepServer", "LockstepApps", "LockstepTestSupport"],
+            dependencies: ["LockstepClient", "LockstepServer", "LockstepSQLite", "LockstepApps", "LockstepTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

@@ -43,6 +43,7 @@ let package = Package(
                 "Kanban", "poll-server",
                 .product(name: "LockstepCore", package: "Lockstep"),
                 .product(name: "LockstepServer", package: "Lockstep"),
+                .product(name: "LockstepSQLite", package: "Lockstep"),
                 .product(name: "LockstepTesting", package: "Lockstep"),
                 .product(name: "LockstepApps", package: "Lockstep"),
                 .product(name: "LockstepClient", package: "Lockstep"),

@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
     var presenceLimit = 100
 
     @Option(help: "Directory where rooms are kept (SQLite, write-ahead). Created if missing.")
-    var data = ServerConfiguration.defaultDataDirectory
+    var data = "./lockstep-data"
 
     @Option(
         help: """
@@ -230,8 +230,6 @@ struct Serve: AsyncParsableCommand {
         configuration.eventLoop = eventLoop
         configuration.rateLimit = rateLimit
         configuration.presenceLimit = presenceLimit
-        configuration.dataDirectory = memory ? nil : data
-        configuration.sync = sync
         configuration.keepHistory = keepHistory
 
         configuration.maxConnectionsPerAddress = maxConnectionsPerIp
@@ -246,23 +244,27 @@ struct Serve: AsyncParsableCommand {
         configuration.compression = compression
         configuration.compressionMinimumBytes = compressMin
 
-        var storage: PostgresRoomStorage?
-        if let postgres {
-            configuration.dataDirectory = nil
-            var options = PostgresRoomStorage.Configuration()
-            options.operationTimeout = postgresTimeout
-            options.peerLifetime = peerLifetime
-            options.keepHistory = keepHistory
-            do throws(StorageError) {
-                storage = try await PostgresRoomStorage(
-                    url: postgres, app: served.name, configuration: options, logger: logger)
-            } catch {
-                throw ServerError(error)
-            }
-        }
-        let server = try SyncServer(configuration: configuration, storage: storage, logger: logger)
+        let server = try SyncServer(
+            configuration: configuration, storage: try await storage(app: served.name, logger: logger), logger: logger)
         let scheme = tlsCert == nil ? "ws" : "wss"
         let address = "\(scheme)://\(host):\(server.port)/rooms/ROOM"
         try await server.run(announcement: "lockstep: serving '\(served.name)' rooms on \(address)\n")
+    }
+
+    /// Where the rooms go, as the options say: PostgreSQL, the data directory's SQLite log, or memory.
+    private func storage(app: String, logger: Logger) async throws -> ServerStorage {
+        do throws(StorageError) {
+            if let postgres {
+                var options = PostgresRoomStorage.Configuration()
+                options.operationTimeout = postgresTimeout
+                options.peerLifetime = peerLifetime
+                options.keepHistory = keepHistory
+                return .shared(
+                    try await PostgresRoomStorage(url: postgres, app: app, configuration: options, logger: logger))
+            }
+            return memory ? .memory : .local(try RoomLog(directory: data, sync: sync, app: app))
+        } catch {
+            throw ServerError(error)
+        }
     }
 }

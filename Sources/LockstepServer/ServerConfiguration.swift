@@ -1,6 +1,5 @@
 public import LockstepCore
 import LockstepStorage
-public import LockstepSQLite
 public import LockstepTransport
 
 /// Everything a server can be told; each limit has a default a public deployment can live with.
@@ -53,11 +52,6 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit = 1_000
     /// Most entries one `history` answer holds, and its size when the request names no limit.
     public var historyLimit = (max: 1_000, default: 20)
-    /// Where rooms are kept (SQLite, created if missing), as `lockstep serve --data` does by default; nil keeps them
-    /// in memory only (`--memory`): a restart loses them.
-    public var dataDirectory: String? = ServerConfiguration.defaultDataDirectory
-    /// How far a commit goes before the server acknowledges it.
-    public var sync = RoomLog.Sync.normal
     /// Versions of each room's log kept behind its latest snapshot (for resuming clients and `history`).
     public var keepHistory = 10_000
     /// Changes between two stored snapshots of a room; bounds how much a restart replays.
@@ -98,11 +92,8 @@ public struct ServerConfiguration: Sendable {
     /// a compression each.
     public var compressionMinimumBytes = 128
 
-    /// The data directory when none is given, relative to the working directory.
-    public static let defaultDataDirectory = "./lockstep-data"
-
-    /// Every setting at its default, which is also `lockstep serve`'s: rooms kept in `./lockstep-data`, served on
-    /// 127.0.0.1:8080.
+    /// Every setting at its default, which is also `lockstep serve`'s: served on 127.0.0.1:8080. Where rooms are kept
+    /// is the server's ``ServerStorage``.
     public init(app: App) {
         self.app = app
     }

@@ -39,10 +39,10 @@ public enum ServerError: Error, Sendable, Equatable {
             reason
         case .dataDirectoryLocked(let path):
             "another lockstep server is using the data directory \(path): stop it, or give this one another "
-                + "directory (--data, ServerConfiguration.dataDirectory)"
+                + "directory (--data)"
         case .dataDirectoryUnwritable(let path, let reason):
             "cannot write the data directory \(path): \(reason); check its permissions and free space, or choose "
-                + "another (--data, ServerConfiguration.dataDirectory)"
+                + "another (--data)"
         case .databaseUnreachable(let reason):
             "the database cannot be reached: \(reason); check that PostgreSQL runs, and the host, port, user and "
                 + "password of --postgres"
@@ -53,7 +53,7 @@ public enum ServerError: Error, Sendable, Equatable {
                 + "data directory or database"
         case .otherAppsDataDirectory(let path, let stored, let running):
             "the data directory \(path) holds rooms of the app \(stored), not \(running): run --app \(stored), or "
-                + "give this server another directory (--data, ServerConfiguration.dataDirectory)"
+                + "give this server another directory (--data)"
         case .storage(let reason):
             reason
         }

@@ -1,8 +1,7 @@
 import CoreMetrics
 import Synchronization
 import LockstepCore
-public import LockstepStorage
-import LockstepSQLite
+import LockstepStorage
 import LockstepJSON
 import LockstepTransport
 public import Logging
@@ -24,7 +23,7 @@ public actor SyncServer {
     nonisolated let clock: ServerClock
     nonisolated let transport: WebSocketServer
     nonisolated let metrics: ServerMetrics
-    /// Where rooms are kept, closed at shutdown; nil with `--memory`.
+    /// Where rooms are kept, closed at shutdown; nil in memory.
     private nonisolated let storage: (any RoomStorage)?
     /// The parts of rooms only their owners see: the app's and the configuration's.
     nonisolated let privateParts: PrivateParts
@@ -59,10 +58,10 @@ public actor SyncServer {
     /// Starts listening at once; throws a ``ServerError`` if the port cannot be listened on or the data directory
     /// used (an ``AccessError`` for private parts without tokens). ``run()`` then serves until SIGINT or SIGTERM.
     ///
-    /// Rooms go to `storage` when given, else to a `RoomLog` (SQLite) in `configuration.dataDirectory`,
-    /// else nowhere (memory only). `logger` defaults to swift-log's: lines of level info and above, on stderr.
+    /// Rooms go to `storage` (memory when not given: see ``ServerStorage``). `logger` defaults to swift-log's: lines
+    /// of level info and above, on stderr.
     public init(
-        configuration: ServerConfiguration, storage: (any RoomStorage)? = nil, clock: ServerClock = .continuous,
+        configuration: ServerConfiguration, storage: ServerStorage = .memory, clock: ServerClock = .continuous,
         logger: Logger = Logger(label: "lockstep")
     ) throws {
         let bridge = TransportBridge()
@@ -82,33 +81,17 @@ public actor SyncServer {
         self.clock = clock
         self.logger = logger
         privateParts = configuration.privateParts.union(configuration.app.privateParts)
-        if !privateParts.isEmpty, configuration.tokens == nil { throw AccessError.privatePartsWithoutTokens }
+        if !privateParts.isEmpty, configuration.tokens == nil {
+            storage.closable?.close()
+            throw AccessError.privatePartsWithoutTokens
+        }
         self.metrics = ServerMetrics()
-        var roomStorage = storage
-        if roomStorage == nil, let directory = configuration.dataDirectory {
-            do throws(StorageError) {
-                roomStorage = try RoomLog(directory: directory, sync: configuration.sync, app: configuration.app.name)
-            } catch {
-                throw ServerError(error)
-            }
-        }
-        let data: String
-        switch roomStorage {
-        case let shared as any SharedRoomStorage:
-            pipeline = SharedLogPipeline(storage: shared)
-            data = "shared"
-        case let log?:
-            pipeline = LocalLogPipeline(log: log)
-            data = configuration.dataDirectory ?? "\(type(of: log))"
-        case nil:
-            pipeline = MemoryPipeline()
-            data = "memory"
-        }
-        self.storage = roomStorage
+        pipeline = storage.makePipeline()
+        self.storage = storage.closable
         do throws(TransportError) {
             self.transport = try WebSocketServer(configuration: transportConfiguration, delegate: bridge)
         } catch {
-            roomStorage?.close()
+            storage.closable?.close()
             throw ServerError(error, host: configuration.host, port: configuration.port)
         }
         bridge.attach(self)
@@ -117,7 +100,7 @@ public actor SyncServer {
             "listening",
             metadata: [
                 "host": "\(configuration.host)", "port": "\(transport.port)", "app": "\(configuration.app.name)",
-                "data": "\(data)",
+                "data": "\(storage.label)",
             ])
         logDescriptorLimit()
     }

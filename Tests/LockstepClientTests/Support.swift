@@ -4,6 +4,7 @@ import LockstepClient
 import LockstepCore
 import LockstepJSON
 import LockstepServer
+import LockstepSQLite
 import LockstepTestSupport
 
 /// Polls `condition` every 10 ms until it holds, failing with `TimedOut` after `seconds`.
@@ -30,10 +31,11 @@ func makeServer(
 ) throws -> SyncServer {
     var configuration = ServerConfiguration(app: app)
     configuration.port = port
-    configuration.dataDirectory = dataDirectory
     configuration.rateLimit = 0
     configure(&configuration)
-    return try SyncServer(configuration: configuration)
+    let storage: ServerStorage =
+        try dataDirectory.map { .local(try RoomLog(directory: $0, sync: .normal, app: app.name)) } ?? .memory
+    return try SyncServer(configuration: configuration, storage: storage)
 }
 
 func roomURL(_ server: SyncServer, _ room: String) -> String { "ws://127.0.0.1:\(server.port)/rooms/\(room)" }

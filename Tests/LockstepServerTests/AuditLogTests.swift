@@ -16,7 +16,6 @@ import LockstepTestSupport
         logger.logLevel = .debug
         var configuration = ServerConfiguration(app: .json)
         configuration.port = 0
-        configuration.dataDirectory = nil
         configuration.auditLimitBytes = 64
         let server = try SyncServer(configuration: configuration, logger: logger)
         defer { server.shutdown() }
@@ -63,10 +62,10 @@ import LockstepTestSupport
         let handler = InMemoryLogHandler()
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
-        configuration.dataDirectory = directory
         configuration.roomIdle = .milliseconds(100)
         let logger = Logger(label: "lockstep", factory: { _ in handler })
-        let server = try SyncServer(configuration: configuration, logger: logger)
+        let server = try SyncServer(
+            configuration: configuration, storage: try storage(in: directory, app: .counter), logger: logger)
         defer { server.shutdown() }
 
         let client = try await TestClient.connect(server, using: sharedTransport)

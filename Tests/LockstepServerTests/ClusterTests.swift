@@ -40,9 +40,8 @@ func clusterNode(
         url: postgres.url, app: app.name, configuration: storageConfiguration, logger: logger)
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
-    configuration.dataDirectory = nil
     configure(&configuration)
-    return try SyncServer(configuration: configuration, storage: storage, clock: clock, logger: logger)
+    return try SyncServer(configuration: configuration, storage: .shared(storage), clock: clock, logger: logger)
 }
 
 /// A database just started, on a machine running the rest of the suite, may take longer to open than a test's short

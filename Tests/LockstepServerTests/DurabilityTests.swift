@@ -91,8 +91,9 @@ import LockstepTestSupport
         try await withStoredServer(in: directory) { _ in
             var configuration = ServerConfiguration(app: .counter)
             configuration.port = 0
-            configuration.dataDirectory = directory
-            let error = #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
+            let error = #expect(throws: ServerError.self) {
+                _ = try SyncServer(configuration: configuration, storage: try storage(in: directory, app: .counter))
+            }
             #expect(error == .dataDirectoryLocked(path: directory))
             #expect(error?.message.contains("another lockstep server is using the data directory \(directory)") == true)
         }
@@ -104,7 +105,8 @@ import LockstepTestSupport
         defer { try? FileManager.default.removeItem(atPath: file) }
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
-        configuration.dataDirectory = file
-        #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
+        #expect(throws: ServerError.self) {
+            _ = try SyncServer(configuration: configuration, storage: try storage(in: file, app: .counter))
+        }
     }
 }

@@ -47,10 +47,9 @@ import Testing
         let (tokens, aliceToken, bobToken) = try await PrivatePartsTests.aliceAndBob()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leak-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withServer(app: .json, configure: {
+        try await withServer(app: .json, directory: stored ? directory : nil, configure: {
             $0.tokens = tokens
             $0.privateParts = try! PrivateParts(["/hands/{sub}"])
-            if stored { $0.dataDirectory = directory }
         }) { server in
             let alice = try await Writer.connect(server.port, token: aliceToken)
             let bob = try await Writer.connect(server.port, token: bobToken)

@@ -114,7 +114,6 @@ import Testing
     @Test func aServerWithPrivatePartsAndNoTokensDoesNotStart() throws {
         var configuration = ServerConfiguration(app: .json)
         configuration.port = 0
-        configuration.dataDirectory = nil
         configuration.privateParts = try PrivateParts(["/hands/{sub}"])
         #expect(throws: AccessError.privatePartsWithoutTokens) { try SyncServer(configuration: configuration) }
     }

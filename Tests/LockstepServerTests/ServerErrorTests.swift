@@ -12,7 +12,6 @@ import Testing
         try await withServer { first in
             var configuration = ServerConfiguration(app: .counter)
             configuration.port = first.port
-            configuration.dataDirectory = nil
             let error = #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
             #expect(error == .portInUse(host: "127.0.0.1", port: first.port))
             #expect(error?.message.contains("port \(first.port) on 127.0.0.1 is already in use") == true)
@@ -24,7 +23,6 @@ import Testing
         var configuration = ServerConfiguration(app: .counter)
         configuration.host = "192.0.2.1"
         configuration.port = 0
-        configuration.dataDirectory = nil
         let error = #expect(throws: ServerError.self) { _ = try SyncServer(configuration: configuration) }
         #expect(error == .cannotListen(host: "192.0.2.1", port: 0, reason: "Cannot assign requested address"))
         let run = try await Launched.run(

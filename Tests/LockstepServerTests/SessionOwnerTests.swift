@@ -21,9 +21,8 @@ import Testing
         let (tokens, aliceToken, bobToken, nobodyToken) = try await Self.tokens()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("owner-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withServer(app: .counter, configure: {
+        try await withServer(app: .counter, directory: stored ? directory : nil, configure: {
             $0.tokens = tokens
-            if stored { $0.dataDirectory = directory }
         }) { server in
             let alice = try await Writer.connect(server.port, session: "alice-laptop", token: aliceToken)
             #expect(try await alice.action(#"{"type":"add","amount":5}"#, seq: 1)["type"] == "ack")

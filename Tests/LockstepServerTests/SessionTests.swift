@@ -136,14 +136,14 @@ import Testing
     @Test func aNoOpActionMovesTheMarkDurably() async throws {
         let directory = NSTemporaryDirectory() + "lockstep-noop-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let epoch = try await withServer(configure: { $0.dataDirectory = directory }) { server in
+        let epoch = try await withServer(directory: directory) { server in
             let client = try await Self.connect(server, session: "s")
             let epoch = try #require(try await client.nextJSON()["epoch"]?.stringValue)
             let ack = try await Self.answer(to: Self.request("r", seq: 5, #"{"type":"reset"}"#), on: client)
             #expect(ack == ["type": "ack", "id": "r", "version": 0])
             return epoch
         }
-        try await withServer(configure: { $0.dataDirectory = directory }) { server in
+        try await withServer(directory: directory) { server in
             let snapshot = try await Self.connect(server, session: "s").nextJSON()
             #expect(snapshot["seq"] == 5)
             #expect(snapshot["epoch"] == .string(epoch))
@@ -158,7 +158,7 @@ import Testing
             try? FileManager.default.removeItem(atPath: other)
         }
         func epoch(in directory: String?) async throws -> String {
-            try await withServer(configure: { $0.dataDirectory = directory }) { server in
+            try await withServer(directory: directory) { server in
                 let client = try await TestClient.connect(server, using: sharedTransport)
                 let epoch = try #require(try await client.nextJSON()["epoch"]?.stringValue)
                 client.send(.action(id: "a", action: ["type": "increment"]))
@@ -195,10 +195,9 @@ import Testing
         let directory = NSTemporaryDirectory() + "lockstep-limit-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configure = { (configuration: inout ServerConfiguration) in
-            configuration.dataDirectory = directory
             configuration.sessionLimit = 3
         }
-        try await withServer(configure: configure) { server in
+        try await withServer(directory: directory, configure: configure) { server in
             for number in 1...5 {
                 let client = try await Self.connect(server, session: "s\(number)")
                 _ = try await Self.answer(to: Self.request("a", seq: 1), on: client)
@@ -208,7 +207,7 @@ import Testing
             #expect(marks == [0, 0, 1, 1, 1])
         }
         // The stored marks hold the same bound.
-        try await withServer(configure: configure) { server in
+        try await withServer(directory: directory, configure: configure) { server in
             let marks = try await Self.marks(of: 1...5, in: server)
             #expect(marks == [0, 0, 1, 1, 1])
         }

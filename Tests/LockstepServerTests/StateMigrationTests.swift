@@ -79,8 +79,9 @@ import Testing
         let handler = InMemoryLogHandler()
         var configuration = ServerConfiguration(app: Shelf.careless)
         configuration.port = 0
-        configuration.dataDirectory = directory
-        let server = try SyncServer(configuration: configuration, logger: Logger(label: "test") { _ in handler })
+        let server = try SyncServer(
+            configuration: configuration, storage: try storage(in: directory, app: Shelf.careless),
+            logger: Logger(label: "test") { _ in handler })
         do {
             defer { server.shutdown() }
             let client = try await TestClient.connect(server, using: sharedTransport)
@@ -165,9 +166,10 @@ import Testing
         try await withStoredServer(in: directory, app: Shelf.v1) { _ in }
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
-        configuration.dataDirectory = directory
         let refusal = ServerError.otherAppsDataDirectory(path: directory, stored: "shelf", running: "counter")
-        #expect(throws: refusal) { _ = try SyncServer(configuration: configuration) }
+        #expect(throws: refusal) {
+            _ = try SyncServer(configuration: configuration, storage: try storage(in: directory, app: .counter))
+        }
         #expect("\(refusal)".contains("holds rooms of the app shelf, not counter"))
         // The same app, at a newer state version, is welcome.
         try await withStoredServer(in: directory, app: Shelf.v2) { _ in }
@@ -180,9 +182,8 @@ import Testing
         try await withStoredServer(in: directory, app: .todos) { _ in }
         var configuration = ServerConfiguration(app: .counter)
         configuration.port = 0
-        configuration.dataDirectory = directory
         #expect(throws: ServerError.otherAppsDataDirectory(path: directory, stored: "todos", running: "counter")) {
-            _ = try SyncServer(configuration: configuration)
+            _ = try SyncServer(configuration: configuration, storage: try storage(in: directory, app: .counter))
         }
     }
 }

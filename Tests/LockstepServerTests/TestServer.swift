@@ -2,6 +2,8 @@ import Foundation
 import LockstepApps
 import LockstepCore
 import LockstepServer
+import LockstepSQLite
+import LockstepStorage
 import LockstepTransport
 
 /// One client-side libwebsockets context for every test: one service thread, many sockets. With
@@ -14,20 +16,33 @@ let sharedTransport: WebSocketClient = {
     }
 }()
 
-/// A real server on a free loopback port, shut down when the test's closure returns.
+/// A real server on a free loopback port, its rooms in memory or in `directory` (a real SQLite file), shut down when
+/// the test's closure returns.
 func withServer<T>(
     app: App = .counter,
     clock: ServerClock = .continuous,
+    directory: String? = nil,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (SyncServer) async throws -> T
 ) async throws -> T {
     var configuration = ServerConfiguration(app: app)
     configuration.port = 0
-    configuration.dataDirectory = nil
     configure(&configuration)
-    let server = try SyncServer(configuration: configuration, clock: clock)
+    let server = try SyncServer(
+        configuration: configuration, storage: try storage(in: directory, app: configuration.app), clock: clock)
     defer { server.shutdown() }
     return try await body(server)
+}
+
+/// The SQLite log in `directory` as `lockstep serve --data` opens it (memory when nil), its errors as the command
+/// reports them.
+func storage(in directory: String?, app: App) throws -> ServerStorage {
+    guard let directory else { return .memory }
+    do throws(StorageError) {
+        return .local(try RoomLog(directory: directory, sync: .normal, app: app.name))
+    } catch {
+        throw ServerError(error)
+    }
 }
 
 /// A real server keeping its rooms in `directory` (a real SQLite file).
@@ -35,12 +50,7 @@ func withStoredServer<T>(
     in directory: String, app: App = .counter, clock: ServerClock = .continuous,
     configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (SyncServer) async throws -> T
 ) async throws -> T {
-    try await withServer(
-        app: app, clock: clock,
-        configure: { configuration in
-            configuration.dataDirectory = directory
-            configure(&configuration)
-        }, body)
+    try await withServer(app: app, clock: clock, directory: directory, configure: configure, body)
 }
 
 /// A new, empty directory under the system's temporary directory; the caller removes it.

@@ -27,7 +27,7 @@ import Testing
     @Test(arguments: [false, true]) func aViewWhoseClientsAllLeftResumesFromTheRoomsWindow(stored: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("view-resume-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withServer(app: .json, configure: { if stored { $0.dataDirectory = directory } }) { server in
+        try await withServer(app: .json, directory: stored ? directory : nil) { server in
             let writer = try await Writer.connect(server.port)
             try await writer.ask(Self.patch(#"[{"op":"add","path":"/boards","value":{"7":[],"8":[]}}]"#))
             try await writer.ask(Self.patch(#"[{"op":"add","path":"/boards/8/-","value":"first"}]"#))

@@ -5,6 +5,7 @@ import Kanban
 import LockstepApps
 import LockstepClient
 import LockstepCore
+import LockstepSQLite
 import LockstepServer
 import LockstepTesting
 import Testing
@@ -27,7 +28,8 @@ func sharedStoreSnippet() async throws {
 // "Build your own server", and the end of "Write your own reducer"
 func runSnippet() async throws {
     let poll = App("poll", summary: "a poll", reducer: Poll())
-    let server = try SyncServer(configuration: ServerConfiguration(app: poll))
+    let log = try RoomLog(directory: "./lockstep-data", sync: .normal, app: poll.name)
+    let server = try SyncServer(configuration: ServerConfiguration(app: poll), storage: .local(log))
     try await server.run()  // until Ctrl-C or SIGTERM, then drains
 }
 
