@@ -17,7 +17,7 @@ final class NodeProcess: Sendable {
 
     /// Starts a node on a free port; the wait for its first line runs on a thread of its own.
     static func start(arguments: [String]) async throws -> NodeProcess {
-        NodeProcess(try await offThePool { try ServerProcess(arguments: arguments) }, arguments: arguments)
+        NodeProcess(try await ServerProcess.start(arguments: arguments), arguments: arguments)
     }
 
     var isRunning: Bool { process.withLock { $0 != nil } }
@@ -53,7 +53,7 @@ final class NodeProcess: Sendable {
         var failure: (any Error)?
         for _ in 0..<40 {
             do {
-                let started = try await offThePool { try ServerProcess(arguments: arguments) }
+                let started = try await ServerProcess.start(arguments: arguments)
                 process.withLock { $0 = started }
                 return
             } catch {

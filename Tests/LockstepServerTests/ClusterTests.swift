@@ -307,8 +307,8 @@ private func openStorage(
         let arguments = [
             "--app", "counter", "--postgres", postgres.url, "--postgres-timeout", "20s", "--log-level", "error",
         ]
-        let doomed = try ServerProcess(arguments: arguments)
-        let survivor = try ServerProcess(arguments: arguments)
+        let doomed = try await ServerProcess.start(arguments: arguments)
+        let survivor = try await ServerProcess.start(arguments: arguments)
         defer { survivor.terminate() }
 
         let watcher = try await TestClient.connect(port: survivor.port, room: "k", using: sharedTransport)
@@ -356,8 +356,8 @@ private func openStorage(
         let arguments = [
             "--app", "counter", "--postgres", postgres.url, "--postgres-timeout", "20s", "--peer-lifetime", "3s",
         ]
-        let doomed = try ServerProcess(arguments: arguments)
-        let survivor = try ServerProcess(arguments: arguments)
+        let doomed = try await ServerProcess.start(arguments: arguments)
+        let survivor = try await ServerProcess.start(arguments: arguments)
         defer { survivor.terminate() }
         let alice = try await TestClient.connect(
             port: survivor.port, room: "p", query: "name=alice", using: sharedTransport)
@@ -380,9 +380,11 @@ private func openStorage(
         let postgres = try PostgresServer()
         defer { postgres.stop() }
         let options = ["--postgres", postgres.url, "--postgres-timeout", "20s"]
-        let counter = try ServerProcess(arguments: ["--app", "counter"] + options)
+        let counter = try await ServerProcess.start(arguments: ["--app", "counter"] + options)
         counter.terminate()
-        #expect(throws: ServerProcessError.self) { try ServerProcess(arguments: ["--app", "todos"] + options) }
+        await #expect(throws: ServerProcessError.self) {
+            try await ServerProcess.start(arguments: ["--app", "todos"] + options)
+        }
     }
 
     /// A write that waits for the room's lock past the database timeout is answered `unavailable`; when the lock comes

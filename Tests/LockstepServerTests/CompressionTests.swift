@@ -131,7 +131,7 @@ import Testing
         _ = try await ChildProcess.output(of: "/usr/bin/env", ["python3", "-c", script, bombPath])
         let bomb = Array(try Data(contentsOf: URL(fileURLWithPath: bombPath)))
         #expect(bomb.count < 1 << 20, "the compressed frame is under --max-frame: \(bomb.count)")
-        let server = try ServerProcess(arguments: ["--memory", "--app", "json"])
+        let server = try await ServerProcess.start(arguments: ["--memory", "--app", "json"])
         defer { server.terminate() }
         var socket = try RawWebSocket(port: server.port, path: "/rooms/bomb", headers: [Self.offer])
         #expect(try socket.status() == 101)

@@ -10,7 +10,7 @@ import LockstepTestSupport
     @Test func acknowledgedActionsSurviveKill9() async throws {
         let directory = NSTemporaryDirectory() + "lockstep-kill-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try ServerProcess(arguments: ["--app", "counter", "--data", directory, "--rate-limit", "0"])
+        let server = try await ServerProcess.start(arguments: ["--app", "counter", "--data", directory, "--rate-limit", "0"])
         let url = "ws://127.0.0.1:\(server.port)/rooms/test"
         let socket = try await WebSocket.connect(url, using: sharedTransport)
 
@@ -39,7 +39,7 @@ import LockstepTestSupport
         }
         #expect(lastAck >= 3_000)
 
-        let restarted = try ServerProcess(arguments: ["--app", "counter", "--data", directory])
+        let restarted = try await ServerProcess.start(arguments: ["--app", "counter", "--data", directory])
         defer { restarted.terminate() }
         let room = try #require(try await HTTPGet(port: restarted.port, path: "/rooms/test").json)
         let version = try #require(room["version"]?.intValue)

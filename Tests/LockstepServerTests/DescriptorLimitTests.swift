@@ -11,7 +11,7 @@ import Testing
 struct DescriptorLimitTests {
     @Test func runningOutOfDescriptorsIsSaidAndTheServerRecovers() async throws {
         let limit = 48
-        let server = try ServerProcess(
+        let server = try await ServerProcess.start(
             arguments: ["--app", "counter", "--memory", "--rate-limit", "0"], descriptorLimit: limit)
         defer { server.terminate() }
         #expect(server.startupOutput.contains("file descriptor limit"))

@@ -18,7 +18,7 @@ import Testing
         let arguments = [
             "--app", "counter", "--data", directory, "--rate-limit", "0", "--drain-timeout", "3s",
         ]
-        let server = try await offThePool { try ServerProcess(arguments: arguments) }
+        let server = try await ServerProcess.start(arguments: arguments)
         let port = server.port
         let client = try await TestClient.connect(
             port: port, room: "drain", query: "session=s1", using: sharedTransport)
@@ -60,7 +60,7 @@ import Testing
 
         // Everything acknowledged is stored, and nothing that was not: the room counts exactly the acks (the first
         // ack was read above), and the session's mark is the last of them.
-        let restarted = try await offThePool { try ServerProcess(arguments: arguments) }
+        let restarted = try await ServerProcess.start(arguments: arguments)
         defer { restarted.terminate() }
         let room = try await HTTPGet(port: restarted.port, path: "/rooms/drain")
         #expect(room.json?["state"]?["count"]?.intValue == backlog + acked.count + 1)
@@ -78,7 +78,7 @@ import Testing
             "--app", "json", "--memory", "--rate-limit", "0", "--max-frame", "\(8 << 20)", "--queue-limit",
             "\(256 << 20)", "--drain-timeout", "3s",
         ]
-        let server = try await offThePool { try ServerProcess(arguments: arguments) }
+        let server = try await ServerProcess.start(arguments: arguments)
         let port = server.port
         let silent = try await offThePool { () throws -> RawWebSocket in
             var socket = try RawWebSocket(port: port, path: "/rooms/big", receiveBufferBytes: 2_048)
@@ -124,7 +124,7 @@ import Testing
 
     /// An idle server (no client) drains at once: it does not wait out its timeout.
     @Test func anIdleServerExitsAtOnce() async throws {
-        let server = try await offThePool { try ServerProcess(arguments: ["--memory", "--drain-timeout", "30s"]) }
+        let server = try await ServerProcess.start(arguments: ["--memory", "--drain-timeout", "30s"])
         let signalled = ContinuousClock.now
         server.child.send(SIGTERM)
         let status = await exitStatus(of: server)

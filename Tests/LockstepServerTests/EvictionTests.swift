@@ -131,7 +131,7 @@ import LockstepTestSupport
     @Test func memoryFollowsTheRoomsInUseNotEveryRoomEverUsed() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try ServerProcess(arguments: ["--data", directory, "--room-idle", "1s", "--app", "todos"])
+        let server = try await ServerProcess.start(arguments: ["--data", directory, "--room-idle", "1s", "--app", "todos"])
         defer { server.terminate() }
         let rooms = 2_000
         var visited = 0

@@ -23,7 +23,7 @@ struct LoadToolTests {
 
     @Test(arguments: ["counter", "json", "todos"])
     func fanoutCountsEveryDeliveryAndItsLatency(app: String) async throws {
-        let server = try ServerProcess(arguments: ["--app", app, "--memory", "--rate-limit", "0"])
+        let server = try await ServerProcess.start(arguments: ["--app", app, "--memory", "--rate-limit", "0"])
         defer { server.terminate() }
         let (report, status) = try await load([
             "--url", "ws://127.0.0.1:\(server.port)/rooms/load", "--app", app,
@@ -47,7 +47,7 @@ struct LoadToolTests {
     /// `--paths`: four clients over two views and two on the whole room; each action reaches its view's two
     /// clients and both whole-room clients, and the skipped versions count as neither gaps nor missing.
     @Test func viewsCountOnlyThePatchesOfTheirPath() async throws {
-        let server = try ServerProcess(arguments: ["--app", "json", "--memory", "--rate-limit", "0"])
+        let server = try await ServerProcess.start(arguments: ["--app", "json", "--memory", "--rate-limit", "0"])
         defer { server.terminate() }
         let (report, status) = try await load([
             "--url", "ws://127.0.0.1:\(server.port)/rooms/views", "--app", "json", "--paths", "2",
@@ -73,7 +73,7 @@ struct LoadToolTests {
         let secretFile = FileManager.default.temporaryDirectory.appending(path: "load-secret-\(UUID().uuidString)")
         try Data(AccessTests.secret).write(to: secretFile)
         defer { try? FileManager.default.removeItem(at: secretFile) }
-        let server = try ServerProcess(arguments: [
+        let server = try await ServerProcess.start(arguments: [
             "--app", "json", "--memory", "--rate-limit", "0", "--auth-secret-file", secretFile.path,
             "--private", "/hands/{sub}",
         ])
@@ -99,7 +99,7 @@ struct LoadToolTests {
     /// On both of the generator's event loops.
     @Test(arguments: ["poll", "epoll"])
     func twoProcessesFromTwoSourceAddressesReportAsOne(eventLoop: String) async throws {
-        let server = try ServerProcess(arguments: [
+        let server = try await ServerProcess.start(arguments: [
             "--app", "counter", "--memory", "--rate-limit", "0", "--max-connections-per-ip", "1000",
         ])
         defer { server.terminate() }

@@ -94,7 +94,7 @@ private struct ShoutingTodos: Reducer {
     }
 
     @Test func lockstepReplayIntoAFreshRoomMatches() async throws {
-        let server = try ServerProcess(arguments: ["--app", "todos", "--memory"])
+        let server = try await ServerProcess.start(arguments: ["--app", "todos", "--memory"])
         defer { server.terminate() }
         try await makeHistory(port: server.port, room: "prod")
         let (status, output) = try await replay(
@@ -109,7 +109,7 @@ private struct ShoutingTodos: Reducer {
 
     /// With `--app`, a recording is brought to the app's state version first; one of a newer version is refused.
     @Test func lockstepReplayWithTheAppMigratesOrRefusesTheRecording() async throws {
-        let server = try ServerProcess(arguments: ["--app", "todos", "--memory"])
+        let server = try await ServerProcess.start(arguments: ["--app", "todos", "--memory"])
         defer { server.terminate() }
         try await makeHistory(port: server.port, room: "prod")
         let text = String(decoding: try await recording(port: server.port, room: "prod"), as: UTF8.self)
@@ -123,7 +123,7 @@ private struct ShoutingTodos: Reducer {
     }
 
     @Test func lockstepReplayStopsAtTheFirstDifferenceWithADiff() async throws {
-        let server = try ServerProcess(arguments: ["--app", "todos", "--memory"])
+        let server = try await ServerProcess.start(arguments: ["--app", "todos", "--memory"])
         defer { server.terminate() }
         try await makeHistory(port: server.port, room: "prod")
         // What "production" recorded differs from what this server's reducer does at version 3.
@@ -137,7 +137,7 @@ private struct ShoutingTodos: Reducer {
     }
 
     @Test func lockstepReplaySeedsAFreshJSONRoomAndRefusesAMismatchedStart() async throws {
-        let json = try ServerProcess(arguments: ["--app", "json", "--memory"])
+        let json = try await ServerProcess.start(arguments: ["--app", "json", "--memory"])
         defer { json.terminate() }
         let client = try await TestClient.connect(port: json.port, room: "prod", using: transport)
         _ = try await client.nextSnapshotState()
@@ -153,7 +153,7 @@ private struct ShoutingTodos: Reducer {
         #expect(status == 0, "\(output)")
         #expect(try await HTTPGet(port: json.port, path: "/rooms/copy").json?["state"] == (await client.state))
 
-        let counter = try ServerProcess(arguments: ["--app", "counter", "--memory"])
+        let counter = try await ServerProcess.start(arguments: ["--app", "counter", "--memory"])
         defer { counter.terminate() }
         let counting = try await TestClient.connect(port: counter.port, room: "prod", using: transport)
         _ = try await counting.nextSnapshotState()

@@ -9,7 +9,19 @@ final class ServerProcess: Sendable {
     /// What the child wrote up to the line naming its port (with its log when started with `mergeErrors`).
     let startupOutput: String
 
-    /// Starts the built `lockstep` binary and waits for the line that names its port.
+    /// Starts the built `lockstep` binary and waits, off the task pool, for the line that names its port: a
+    /// debug binary starting on a busy machine would otherwise hold one of the pool's two threads for seconds.
+    static func start(arguments: [String]) async throws -> ServerProcess {
+        try await offThePool { try ServerProcess(arguments: arguments) }
+    }
+
+    /// The same with `RLIMIT_NOFILE` lowered to `descriptorLimit` (see ``init(arguments:descriptorLimit:)``).
+    static func start(arguments: [String], descriptorLimit: Int) async throws -> ServerProcess {
+        try await offThePool { try ServerProcess(arguments: arguments, descriptorLimit: descriptorLimit) }
+    }
+
+    /// Starts the built `lockstep` binary and waits for the line that names its port. Blocks: call it off the task
+    /// pool, as ``start(arguments:)`` does.
     convenience init(arguments: [String]) throws {
         try self.init(
             child: ChildProcess(

@@ -228,7 +228,7 @@ import Testing
     @Test func acknowledgedMarksSurviveKill9() async throws {
         let directory = NSTemporaryDirectory() + "lockstep-kill-marks-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try ServerProcess(arguments: ["--app", "counter", "--data", directory, "--rate-limit", "0"])
+        let server = try await ServerProcess.start(arguments: ["--app", "counter", "--data", directory, "--rate-limit", "0"])
         let url = "ws://127.0.0.1:\(server.port)/rooms/test?session=crash"
         let socket = try await WebSocket.connect(url, using: sharedTransport)
         var messages = socket.messages.makeAsyncIterator()
@@ -253,7 +253,7 @@ import Testing
             sendUpTo(lastAcked + 200)
         }
 
-        let restarted = try ServerProcess(arguments: ["--app", "counter", "--data", directory])
+        let restarted = try await ServerProcess.start(arguments: ["--app", "counter", "--data", directory])
         defer { restarted.terminate() }
         let client = try await TestClient.connect(
             port: restarted.port, query: "session=crash", using: sharedTransport)

@@ -13,7 +13,7 @@ import Testing
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let arguments = ["--app", "todos", "--data", directory]
-        let server = try ServerProcess(arguments: arguments)
+        let server = try await ServerProcess.start(arguments: arguments)
         let alice = try await Writer.connect(server.port, session: "alice-phone")
         let bob = try await Writer.connect(server.port)
         try await alice.action(#"{"type":"add","title":"milk"}"#, seq: 1)
@@ -22,7 +22,7 @@ import Testing
         try await bob.action(#"{"type":"rename","id":2,"title":"rye"}"#)
         server.kill9()
 
-        let restarted = try ServerProcess(arguments: arguments)
+        let restarted = try await ServerProcess.start(arguments: arguments)
         defer { restarted.terminate() }
         let back = try await Writer.connect(restarted.port, session: "alice-phone")
         let untoggle = try await back.change(#"{"type":"undo","mine":true,"seq":3}"#)
