@@ -18,6 +18,7 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	bash Tests/smoke/websocat.sh
 	bash Tests/smoke/tmux.sh
+	bash Tests/smoke/kept.sh
 	bash Tests/smoke/offline.sh
 	bash Tests/smoke/cluster-nginx.sh
 	$(MAKE) example

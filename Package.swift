@@ -120,7 +120,7 @@ let package = Package(
         ),
         .target(
             name: "LockstepClient",
-            dependencies: ["LockstepCore", "LockstepTransport"],
+            dependencies: ["LockstepCore", "LockstepTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
 

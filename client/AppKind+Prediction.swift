@@ -5,7 +5,8 @@ import LockstepJSON
 
 extension AppKind {
     /// `state` with the pending actions applied by this app's own reducer, as the server will apply them: what the
-    /// screen shows while they wait (offline, or on their way).
+    /// screen shows while they wait (offline, or on their way). Before any snapshot (`state` null: a kept client
+    /// that has not reached its server yet) they apply over the app's initial state.
     func predict(_ state: JSON, pending: [JSON]) -> JSON {
         guard !pending.isEmpty else { return state }
         switch self {
@@ -16,7 +17,7 @@ extension AppKind {
     }
 
     private static func predict<R: Reducer>(_ reducer: R, _ state: JSON, _ pending: [JSON]) -> JSON {
-        guard let typed = try? state.decode(R.State.self) else { return state }
+        guard let typed = state == .null ? reducer.initialState : try? state.decode(R.State.self) else { return state }
         return (try? JSON(encoding: SharedStore<R>.predict(pending, over: typed, with: reducer))) ?? state
     }
 }

@@ -17,7 +17,9 @@ struct ClientCommand: AsyncParsableCommand {
             Interactive on a terminal. With --exec "cmd; cmd", or with commands on stdin, prints every update as \
             one JSON line and exits once each command is answered (exit 1: cannot connect; 2: a command failed).
             While the server is away, commands wait in the outbox (the header says "offline, N pending" and shows \
-            their predicted effect) and are sent, each applied once, when it is back.
+            their predicted effect) and are sent, each applied once, when it is back. With --keep DIR the session, \
+            the outbox and the last state are kept in DIR: started again, the client shows them at once, even \
+            with no server ("offline, N waiting"), and sends what waits when the server answers.
             The log shows each change's version, author and time (v12 alice 14:03:07 add ...). "undo mine" takes \
             back your own latest change (your session's: --session), leaving others' later ones; "redo mine" \
             re-applies it.
@@ -57,6 +59,14 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: "Commands to run, separated by ';', then exit (non-interactive).")
     var exec: String?
 
+    @Option(
+        help: """
+            Keep the session, the commands not yet applied and the last state in this directory, across restarts \
+            (with --session). Without a terminal, actions are kept and the client moves on, then exits once each \
+            was applied.
+            """)
+    var keep: String?
+
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give the room's address: ws://HOST:PORT/rooms/ROOM") }
     }
@@ -67,7 +77,8 @@ struct ClientCommand: AsyncParsableCommand {
         do {
             let transport = try WebSocketClient(trustedCertificatesFile: caFile)
             room = try RoomClient(
-                urls: urls, path: RoomClient.pointer(path ?? ""), name: name, session: session, transport: transport)
+                urls: urls, path: RoomClient.pointer(path ?? ""), name: name, session: session, transport: transport,
+                keep: keep.map { KeepDirectory($0, app: "lockstep-client") })
             try await room.connect()
         } catch {
             FileHandle.standardError.write(Data("lockstep-client: \(error)\n".utf8))
@@ -75,10 +86,10 @@ struct ClientCommand: AsyncParsableCommand {
         }
         let code: Int32
         if exec == nil, isatty(0) != 0, isatty(1) != 0 {
-            code = await InteractiveSession(room: room, url: url, app: app, name: name).run()
+            code = await InteractiveSession(room: room, url: url, app: app, name: name, kept: keep != nil).run()
         } else {
             let commands = exec.map(ScriptSession.commands(from:)) ?? ScriptSession.standardInputLines()
-            code = await ScriptSession(room: room, url: url, app: app).run(commands: commands)
+            code = await ScriptSession(room: room, url: url, app: app, kept: keep != nil).run(commands: commands)
         }
         if code != 0 { throw ExitCode(code) }
     }

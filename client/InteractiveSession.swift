@@ -23,14 +23,22 @@ final class InteractiveSession {
     private var narration = Narration()
     private var editor = LineEditor()
     private var hadSnapshot = false
+    /// True with --keep: requests outlive the process, and the header says how many wait.
+    private let kept: Bool
     private let screen = Screen(colors: ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
 
-    init(room: RoomClient, url: String, app: AppKind?, name: String?) {
+    init(room: RoomClient, url: String, app: AppKind?, name: String?, kept: Bool) {
         self.room = room
+        self.kept = kept
         self.url = url
         forcedApp = app
         self.name = name
         frame = ViewFrame(path: room.path)
+        // A kept state shows before any network is there.
+        let mirror = room.mirror
+        if mirror.state != .null || app != nil {
+            self.app = frame.app(forcing: app, view: mirror.state)
+        }
     }
 
     func run() async -> Int32 {
@@ -47,6 +55,10 @@ final class InteractiveSession {
         resize.setEventHandler { MainActor.assumeIsolated { self.draw() } }
         resize.resume()
         note("help lists the commands; Ctrl-C or Ctrl-D quits", .notice)
+        let mirror = room.mirror
+        if kept, mirror.state != .null || mirror.pendingCount > 0 {
+            note("kept: v\(mirror.version), \(mirror.pendingCount) waiting to be sent", .notice)
+        }
         draw()
         var decoder = Key.Decoder()
         reading: for await chunk in Self.keyChunks() {
@@ -108,7 +120,9 @@ final class InteractiveSession {
 
     private func execute(_ line: String) -> Command? {
         guard line.contains(where: { !$0.isWhitespace }) else { return nil }
-        let state = frame.predict(latest?.state ?? .null, app: app, pending: latest?.pendingActions ?? [])
+        let state = frame.predict(
+            latest?.state ?? room.mirror.state, app: app,
+            pending: latest?.pendingActions ?? room.mirror.pendingActions)
         let command: Command
         do {
             command = try Command(parsing: line, app: app, state: frame.room(holding: state))
@@ -185,20 +199,26 @@ final class InteractiveSession {
     private func draw() {
         let size = Terminal.size()
         let update = latest
+        let mirror = room.mirror
         let peers = (update?.peers ?? []).map { $0.client == update?.you ? "\($0.name) (you)" : $0.name }
         var title = "lockstep  room \(room.room)" + (frame.path.isRoot ? "" : "  path \(frame.path)")
-        if let update { title += "  v\(update.version)  undo \(update.undoCount) redo \(update.redoCount)" }
+        let version = update?.version ?? mirror.version
+        title += "  v\(version)  undo \(update?.undoCount ?? 0) redo \(update?.redoCount ?? 0)"
         title += "  [\(app.rawValue)]"
         let isLive = update?.status == .live
-        let pending = update?.pendingCount ?? 0
+        let pending = update?.pendingCount ?? mirror.pendingCount
         var status = (update?.status ?? .connecting(failures: 0)).description
-        if !isLive, hadSnapshot {
+        if !isLive, kept {
+            // Kept requests wait across restarts too, until the server answers.
+            status = "offline, \(pending) waiting; " + status
+        } else if !isLive, hadSnapshot {
             status = "offline, \(pending) pending; " + status
         } else if pending > 0 {
             status += ", \(pending) pending"
         }
         // Commands still work while the server is away: the screen shows their predicted effect.
-        let state = frame.predict(update?.state ?? .null, app: app, pending: update?.pendingActions ?? [])
+        let state = frame.predict(
+            update?.state ?? mirror.state, app: app, pending: update?.pendingActions ?? mirror.pendingActions)
         let content = Screen.Content(
             title: title,
             status: status,

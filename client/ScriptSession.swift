@@ -10,13 +10,17 @@ final class ScriptSession {
     private let room: RoomClient
     private let url: String
     private let app: AppKind?
+    /// True with --keep: an action is done once it is kept (it outlives the process); the session ends when every
+    /// kept one was applied.
+    private let kept: Bool
     private let frame: ViewFrame
     private var printedVersion = -1
     private var updatesEnded = false
     private var waiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    init(room: RoomClient, url: String, app: AppKind?) {
+    init(room: RoomClient, url: String, app: AppKind?, kept: Bool = false) {
         self.room = room
+        self.kept = kept
         self.url = url
         self.app = app
         frame = ViewFrame(path: room.path)
@@ -50,6 +54,14 @@ final class ScriptSession {
             self.releaseWaiters()
         }
         var failed = false
+        let mirror = room.mirror
+        if kept, await room.hasState || mirror.pendingCount > 0 {
+            // What a kept client shows before any network is there.
+            emit([
+                "event": "restored", "version": .int(mirror.version), "pending": .int(mirror.pendingCount),
+                "state": mirror.state,
+            ])
+        }
         loop: for await line in commands {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
@@ -77,6 +89,9 @@ final class ScriptSession {
                 case .view(let version):
                     let state = try await PastState.fetch(roomURL: url, version: version, path: frame.path)
                     emit(["event": "view", "command": .string(trimmed), "version": .int(version), "state": state])
+                case .action(let action) where kept:
+                    try await room.enqueue(action: action)
+                    emit(["event": "kept", "command": .string(trimmed), "pending": .int(await room.pendingCount)])
                 case .undo, .redo, .revert, .action:
                     let version: Int
                     switch command {
@@ -101,6 +116,12 @@ final class ScriptSession {
                 }
                 emit(.object(line))
                 failed = true
+            }
+        }
+        if kept {
+            // Kept actions are done once the server applied them; the kept state once the server was reached.
+            while await room.pendingCount > 0 || room.mirror.status != .live, await room.status != .closed {
+                try? await Task.sleep(for: .milliseconds(20))
             }
         }
         await room.close()

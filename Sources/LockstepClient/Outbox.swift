@@ -5,27 +5,37 @@ import LockstepJSON
 ///
 /// Each request gets its `seq` when it first goes out, so numbers follow the order on the wire and start above
 /// the mark a reused session already has. A request the server's mark covers was applied: it is never sent again.
-/// Loop-free bookkeeping; the client actor owns it.
+/// Loop-free bookkeeping; the client actor owns it. With a ``KeepDirectory`` its entries outlive the process: those
+/// restored from a kept file have no waiter (their `send` ended with the old process) and are answered silently.
 struct Outbox {
     /// One unanswered change request.
     struct Entry {
         let id: String
         let message: ClientMessage
-        let waiter: CheckedContinuation<Result<Int, RoomClientError>, Never>
+        /// The `send` waiting for the answer; nil for a request restored from a kept file.
+        var waiter: CheckedContinuation<Result<Int, RoomClientError>, Never>?
         /// Set when the request first goes out.
         var seq: Int?
         /// Sent on the current connection.
         var sent = false
         /// The server's mark covers it: applied, to be answered without sending it again.
         var covered = false
-        /// Its change is in the mirror (its patch arrived, or a snapshot covers it): no longer predicted.
-        var mirrored = false
+        /// The version whose patch (or snapshot) put its change in the mirror: no longer predicted.
+        var mirroredAt: Int?
+        var mirrored: Bool { mirroredAt != nil }
+
+        init(id: String, message: ClientMessage, waiter: CheckedContinuation<Result<Int, RoomClientError>, Never>?) {
+            self.id = id
+            self.message = message
+            self.waiter = waiter
+        }
     }
 
     private(set) var entries: [Entry] = []
     /// Most requests waiting at once; further sends fail with ``RoomClientError/outboxFull(limit:)``.
     let limit: Int
-    private var nextSeq = 1
+    /// The `seq` the next request to go out gets.
+    private(set) var nextSeq = 1
 
     init(limit: Int) {
         self.limit = limit
@@ -47,14 +57,39 @@ struct Outbox {
         entries.append(entry)
     }
 
+    /// Puts back the requests of a kept file, numbered as they were, so those the server applied are recognised.
+    mutating func restore(_ kept: [KeptRoom.Request], nextSeq: Int, keptVersion: Int) {
+        for request in kept {
+            var entry = Entry(id: request.id, message: request.message, waiter: nil)
+            entry.seq = request.seq
+            if let at = request.mirroredAt, at <= keptVersion { entry.mirroredAt = at }
+            entries.append(entry)
+        }
+        self.nextSeq = max(self.nextSeq, nextSeq)
+    }
+
+    /// The requests as a kept file holds them.
+    var kept: [KeptRoom.Request] {
+        entries.map { KeptRoom.Request(id: $0.id, message: $0.message, seq: $0.seq, mirroredAt: $0.mirroredAt) }
+    }
+
+    /// Gives a `seq` to every request about to go out for the first time; true when some got one (a kept file must
+    /// record the numbers before the requests leave).
+    mutating func number() -> Bool {
+        var numbered = false
+        for index in entries.indices where entries[index].seq == nil && !entries[index].covered {
+            entries[index].seq = nextSeq
+            nextSeq += 1
+            numbered = true
+        }
+        return numbered
+    }
+
     /// The frames of the requests not yet sent on this connection, numbering those sent for the first time.
     mutating func framesToSend() -> [[UInt8]] {
+        _ = number()
         var frames: [[UInt8]] = []
         for index in entries.indices where !entries[index].sent && !entries[index].covered {
-            if entries[index].seq == nil {
-                entries[index].seq = nextSeq
-                nextSeq += 1
-            }
             entries[index].sent = true
             frames.append(ClientRequest(message: entries[index].message, seq: entries[index].seq).json.serialized())
         }
@@ -63,7 +98,7 @@ struct Outbox {
 
     /// A new connection synced with the session's mark `seq` (0 from a server that keeps none): requests at or
     /// below it were applied; the others go out again, in order. Returns whether some are now covered.
-    mutating func synced(mark: Int, snapshot: Bool) -> Bool {
+    mutating func synced(mark: Int, snapshot: Bool, version: Int) -> Bool {
         nextSeq = max(nextSeq, mark + 1)
         var covered = false
         for index in entries.indices {
@@ -71,15 +106,15 @@ struct Outbox {
             if let seq = entries[index].seq, seq <= mark {
                 entries[index].covered = true
                 covered = true
-                if snapshot { entries[index].mirrored = true }
+                if snapshot, entries[index].mirroredAt == nil { entries[index].mirroredAt = version }
             }
         }
         return covered
     }
 
-    /// Marks the request `id` as mirrored: its patch arrived.
-    mutating func mirrored(id: String) {
-        if let index = entries.firstIndex(where: { $0.id == id }) { entries[index].mirrored = true }
+    /// Marks the request `id` as mirrored: its patch, of `version`, arrived.
+    mutating func mirrored(id: String, at version: Int) {
+        if let index = entries.firstIndex(where: { $0.id == id }) { entries[index].mirroredAt = version }
     }
 
     /// Removes and returns the request `id`.
@@ -93,6 +128,13 @@ struct Outbox {
         let covered = entries.filter(\.covered)
         entries.removeAll(where: \.covered)
         return covered
+    }
+
+    /// Removes the requests restored from a kept file (they have no waiter); returns how many there were.
+    mutating func removeRestored() -> Int {
+        let count = entries.count { $0.waiter == nil }
+        entries.removeAll { $0.waiter == nil }
+        return count
     }
 
     mutating func removeAll() -> [Entry] {

@@ -1,6 +1,8 @@
 public import LockstepCore
 public import LockstepJSON
 public import LockstepTransport
+public import Logging
+import Synchronization
 
 /// A live mirror of one server room: applies the server's snapshot and patches in version order, sends requests,
 /// and keeps itself in sync across drops and server restarts, so an app only reads state and sends actions.
@@ -28,6 +30,14 @@ public import LockstepTransport
 /// requests wait in the outbox (at most `outboxLimit`); on reconnection the server says which it already applied
 /// (the session's mark), those are answered and the rest are sent again, in order. A request returns once the
 /// server acknowledged it.
+///
+/// With a ``KeepDirectory`` (`keep:`) the session, the outbox and the last confirmed state outlive the process: a
+/// client started again with the same directory shows its kept state at once (``connect()`` returns before any
+/// network is there), resumes with `since=` and the same `seq` numbers, and sends what was not answered once its
+/// server answers, so each request is applied once however many times the app was restarted in between.
+///
+/// ``mirror`` shows state, version, status and peers synchronously and is `Observable`; it changes on the isolation
+/// given as `isolation:` (the main actor for a UI).
 public actor RoomClient {
     /// Every change to the mirror, in order, each with the state right after it. One consumer; unbounded buffer,
     /// so nothing is lost between `connect()` and the first iteration. Finishes after `close()`.
@@ -38,7 +48,9 @@ public actor RoomClient {
     /// The part of the room this client follows; `.root` for all of it.
     public nonisolated let path: JSONPointer
     /// The mirrored state (the value at `path`); `.null` before the first snapshot.
-    public private(set) var state: JSON = .null
+    public private(set) var state: JSON = .null {
+        didSet { stateGeneration += 1 }
+    }
     /// The version of `state`.
     public private(set) var version = 0
     /// Who is in the room, in join order.
@@ -55,8 +67,12 @@ public actor RoomClient {
     public nonisolated let session: String
     /// The room's history the mirror follows (`epoch`); nil before the first sync.
     public private(set) var epoch: String?
-    /// Change requests not yet answered (queued while disconnected, or in flight).
+    /// Change requests not yet answered (queued while disconnected, or in flight, or kept from an earlier run).
     public var pendingCount: Int { outbox.count }
+    /// The client's state, version, status and peers, read synchronously and observable; see ``RoomMirror``.
+    public nonisolated let mirror: RoomMirror
+    /// Whether the mirror holds a state the server sent (in this run, or kept from an earlier one).
+    public var hasState: Bool { holdsState }
     /// The actions not yet in the mirror, in order: apply them over `state` to predict the room's next state.
     public var pendingActions: [JSON] { outbox.predictedActions }
 
@@ -73,7 +89,7 @@ public actor RoomClient {
     /// True once the current connection delivered a snapshot or a valid resume: patches and requests may flow.
     private var synced = false
     /// True once the mirror holds some version of the state, so a reconnection can resume.
-    private var hasState = false
+    private var holdsState = false
     /// Set when the mirror cannot follow; the connection is dropped and the next one asks for a snapshot.
     private var resyncReason: String?
     /// `history` requests waiting for their answer (they are not queued: they need a live connection).
@@ -87,6 +103,20 @@ public actor RoomClient {
     private var nextRequest = 1
     /// Starts every request id, so the ids in patches' causes are this client's alone (its session stays private).
     private let idPrefix = String(UInt32.random(in: .min ... .max), radix: 36) + "-"
+
+    /// Assigned with every new `state`, so observers notice a change without comparing states.
+    private var stateGeneration = 0
+    private let mirrorFeed: UpdateFeed<RoomMirror.Values>
+    /// Internal observers (a typed store), called on the actor with every change.
+    private let watchers = Mutex<[@Sendable (RoomMirror.Values) -> Void]>([])
+    private let logger: Logger
+    /// Writes the kept file; nil without a keep directory, and once closed.
+    private var keeper: RoomKeeper?
+    /// The state as last written to the kept file, serialized, with what it goes with.
+    private var kept = (generation: -1, bytes: Array("null".utf8), version: 0, epoch: String?.none, synced: false)
+    /// The epoch of a kept file's state, checked against the server's at the first snapshot.
+    private var keptEpochToCheck: String?
+    private var saveTask: Task<Void, Never>?
 
     private var runTask: Task<Void, Never>?
     private var connectWaiter: CheckedContinuation<Result<Void, RoomClientError>, Never>?
@@ -106,25 +136,31 @@ public actor RoomClient {
     ///   - outboxLimit: most change requests waiting for an answer at once (default 10 000).
     ///   - reconnect: how retries back off after a drop.
     ///   - transport: a shared libwebsockets client (many rooms, one thread); the client makes and owns one when nil.
+    ///   - keep: where to keep the session, the outbox and the last confirmed state across restarts; with one, a
+    ///     kept session is reused when `session` is nil, and the client works offline from its first start.
+    ///   - isolation: where ``mirror`` changes (`MainActor.shared` for a UI); at once, on the client's actor, when nil.
+    ///   - logger: where a kept file set aside, or one that cannot be written, is reported.
     public init(
         url: String, path: JSONPointer = .root, name: String? = nil, session: String? = nil,
-        outboxLimit: Int = 10_000, reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
+        outboxLimit: Int = 10_000, reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil,
+        keep: KeepDirectory? = nil, isolation: (any Actor)? = nil, logger: Logger = Logger(label: "lockstep.client")
     ) throws(RoomClientError) {
         try self.init(
             urls: [url], path: path, name: name, session: session, outboxLimit: outboxLimit, reconnect: reconnect,
-            transport: transport)
+            transport: transport, keep: keep, isolation: isolation, logger: logger)
     }
 
     /// Prepares a client that follows the part of the room at `path`, JSON Pointer text (`"/boards/7"`); throws
-    /// ``RoomClientError/invalidPath(_:)`` when it is not one. Other parameters as in
-    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)-(_,JSONPointer,_,_,_,_,_)``.
+    /// ``RoomClientError/invalidPath(_:)`` when it is not one. Other parameters as in the initializer that takes a
+    /// `JSONPointer`.
     public init(
         url: String, path: String, name: String? = nil, session: String? = nil, outboxLimit: Int = 10_000,
-        reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
+        reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil, keep: KeepDirectory? = nil,
+        isolation: (any Actor)? = nil, logger: Logger = Logger(label: "lockstep.client")
     ) throws(RoomClientError) {
         try self.init(
             urls: [url], path: try Self.pointer(path), name: name, session: session, outboxLimit: outboxLimit,
-            reconnect: reconnect, transport: transport)
+            reconnect: reconnect, transport: transport, keep: keep, isolation: isolation, logger: logger)
     }
 
     /// `text` as a JSON Pointer, or ``RoomClientError/invalidPath(_:)``.
@@ -138,19 +174,26 @@ public actor RoomClient {
 
     /// Prepares a client for one room served by several servers (sharing a database): `urls` are its addresses on
     /// each, all naming the same room. The client starts with the first, and moves to the next after a failed
-    /// attempt or when its server goes away (1001). Other parameters as in
-    /// ``init(url:path:name:session:outboxLimit:reconnect:transport:)-(_,JSONPointer,_,_,_,_,_)``.
+    /// attempt or when its server goes away (1001). Other parameters as in the initializer for one `url` that takes
+    /// a `JSONPointer`.
     public init(
         urls: [String], path: JSONPointer = .root, name: String? = nil, session: String? = nil,
-        outboxLimit: Int = 10_000,
-        reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil
+        outboxLimit: Int = 10_000, reconnect: ReconnectPolicy = ReconnectPolicy(), transport: WebSocketClient? = nil,
+        keep: KeepDirectory? = nil, isolation: (any Actor)? = nil, logger: Logger = Logger(label: "lockstep.client")
     ) throws(RoomClientError) {
-        let session = session ?? Self.randomSession()
-        guard (1...64).contains(session.utf8.count),
-            session.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
-        else { throw .invalidSession(session) }
-        self.session = session
+        if let session { try Self.check(session: session) }
+        self.logger = logger
         outbox = Outbox(limit: max(outboxLimit, 1))
+        var keptRoom: KeptRoom?
+        if let keep, let first = urls.first {
+            let target = try RoomURL(first, name: name, path: path)
+            let keeper = try RoomKeeper(
+                directory: keep, room: target.room, path: target.path.description, logger: logger)
+            keptRoom = keeper.load(room: target.room, path: target.path.description, session: session)
+            self.keeper = keeper
+        }
+        let session = session ?? keptRoom?.session ?? Self.randomSession()
+        self.session = session
         var parsed: [RoomURL] = []
         for url in urls { parsed.append(try RoomURL(url, name: name, session: session, path: path)) }
         guard let first = parsed.first, parsed.allSatisfy({ $0.room == first.room && $0.path == first.path }) else {
@@ -173,13 +216,52 @@ public actor RoomClient {
             ownsTransport = true
         }
         (updates, continuation) = AsyncStream.makeStream(of: RoomUpdate.self)
+        var values = RoomMirror.Values()
+        if let keptRoom {
+            outbox.restore(keptRoom.outbox, nextSeq: keptRoom.nextSeq, keptVersion: keptRoom.version)
+            if keptRoom.synced {
+                state = keptRoom.state
+                version = keptRoom.version
+                epoch = keptRoom.epoch
+                holdsState = true
+                keptEpochToCheck = keptRoom.epoch
+                values.state = state
+                values.version = version
+            }
+            values.pendingCount = outbox.count
+            values.pendingActions = outbox.predictedActions
+        }
+        let mirror = RoomMirror(values)
+        self.mirror = mirror
+        mirrorFeed = UpdateFeed(isolation: isolation)
+        mirrorFeed.start { mirror.apply($0) }
+    }
+
+    /// Throws ``RoomClientError/invalidSession(_:)`` unless `session` is 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    private static func check(session: String) throws(RoomClientError) {
+        guard (1...64).contains(session.utf8.count),
+            session.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+        else { throw .invalidSession(session) }
+    }
+
+    /// Calls `watcher` on the actor with every change of the mirror (a typed store derives its own state from it).
+    nonisolated func watch(_ watcher: @escaping @Sendable (RoomMirror.Values) -> Void) {
+        watchers.withLock { $0.append(watcher) }
     }
 
     /// Opens the first connection and returns once the first snapshot is mirrored; from then on the client
     /// reconnects by itself until ``close()``. Throws `connectionFailed` (and closes) if that first connection fails.
+    ///
+    /// With a keep directory the client works offline: this returns at once when a kept state shows, or after the
+    /// first attempt otherwise, and a failed attempt does not close the client; it keeps trying while requests wait
+    /// in the kept outbox.
     public func connect() async throws(RoomClientError) {
         guard !isClosed else { throw .closed }
         guard runTask == nil else { return }
+        if keeper != nil, holdsState {
+            runTask = Task { await self.run() }
+            return
+        }
         let result = await withCheckedContinuation { continuation in
             connectWaiter = continuation
             runTask = Task { await self.run() }
@@ -187,18 +269,23 @@ public actor RoomClient {
         try result.get()
     }
 
-    /// Ends the connection and the update stream; requests still waiting fail with ``RoomClientError/closed``.
+    /// Ends the connection and the update stream; requests still waiting fail with ``RoomClientError/closed``. With
+    /// a keep directory they stay kept: the next client started with it sends them.
     public func close() async {
         guard !isClosed else { return }
         isClosed = true
+        saveTask?.cancel()
         socket?.close()
         runTask?.cancel()
         await runTask?.value
+        saveKept(refreshingState: true)
+        keeper = nil
         failPending(.closed)
         failOutbox(.closed)
         finishConnect(.failure(.closed))
         setStatus(.closed)
         continuation.finish()
+        mirrorFeed.finish()
         if ownsTransport { transport.shutdown() }
     }
 
@@ -255,20 +342,38 @@ public actor RoomClient {
     private func change(_ make: (String) -> ClientMessage) async throws(RoomClientError) -> Int {
         guard !isClosed else { throw .closed }
         guard !outbox.isFull else { throw .outboxFull(limit: outbox.limit) }
-        let id = "\(idPrefix)\(nextRequest)"
-        nextRequest += 1
-        let message = make(id)
         let result = await withCheckedContinuation { continuation in
-            outbox.append(Outbox.Entry(id: id, message: message, waiter: continuation))
-            flushOutbox()
-            emit(.outbox)
+            queue(make, waiter: continuation)
         }
         return try result.get()
     }
 
-    /// Sends what the outbox has not sent on this connection, in order; nothing while not in sync.
+    /// Queues an action without waiting for its answer: returns once it is in the outbox (and in the kept file, with
+    /// a keep directory), so enqueued actions go out in the order they were enqueued. It shows in
+    /// ``pendingActions`` until its patch arrives; a refusal arrives as a `serverError` update.
+    public func enqueue(action: JSON) throws(RoomClientError) {
+        guard !isClosed else { throw .closed }
+        guard !outbox.isFull else { throw .outboxFull(limit: outbox.limit) }
+        queue({ .action(id: $0, action: action) }, waiter: nil)
+    }
+
+    /// Puts a request in the outbox (kept on disk before it may leave), and sends it when connected.
+    private func queue(
+        _ make: (String) -> ClientMessage, waiter: CheckedContinuation<Result<Int, RoomClientError>, Never>?
+    ) {
+        let id = "\(idPrefix)\(nextRequest)"
+        nextRequest += 1
+        outbox.append(Outbox.Entry(id: id, message: make(id), waiter: waiter))
+        saveKept(refreshingState: false)
+        flushOutbox()
+        emit(.outbox)
+    }
+
+    /// Sends what the outbox has not sent on this connection, in order; nothing while not in sync. The `seq` numbers
+    /// given here are kept before the requests leave, so a restarted client sends them again with the same ones.
     private func flushOutbox() {
         guard let socket, synced else { return }
+        if outbox.number() { saveKept(refreshingState: false) }
         for frame in outbox.framesToSend() { socket.send(frame) }
     }
 
@@ -278,20 +383,24 @@ public actor RoomClient {
         var failures = 0
         while !isClosed {
             setStatus(.connecting(failures: failures))
-            let since = hasState && resyncReason == nil ? version : nil
+            let since = holdsState && resyncReason == nil ? version : nil
             resyncReason = nil
             let socket: WebSocket
             do {
                 socket = try await WebSocket.connect(url.url(since: since, epoch: epoch), using: transport)
             } catch {
-                if !hasState {
+                if !holdsState {
                     // Each address is tried once before the first connection counts as failed.
                     if current + 1 < urls.count {
                         current += 1
                         continue
                     }
-                    finishConnect(.failure(.connectionFailed(Self.describe(error))))
-                    return
+                    guard keeper != nil else {
+                        finishConnect(.failure(.connectionFailed(Self.describe(error))))
+                        return
+                    }
+                    // A kept client works offline from its first start.
+                    finishConnect(.success(()))
                 }
                 failures += 1
                 moveToNextURL()
@@ -321,10 +430,13 @@ public actor RoomClient {
                 continue
             }
             guard !isClosed else { return }
-            if !hasState {
+            if !holdsState {
                 let reason = socket.closeReason.isEmpty ? "closed before the first snapshot" : socket.closeReason
-                finishConnect(.failure(.connectionFailed(reason)))
-                return
+                guard keeper != nil else {
+                    finishConnect(.failure(.connectionFailed(reason)))
+                    return
+                }
+                finishConnect(.success(()))
             }
             if socket.closeCode == Self.goingAway {
                 // The server drains: it answered what it read. Another one (or this address again, behind a proxy)
@@ -393,19 +505,23 @@ public actor RoomClient {
         guard resyncReason == nil else { return }
         switch message {
         case .snapshot(_, let you, let version, let state, let undo, let redo):
+            if let kept = keptEpochToCheck {
+                keptEpochToCheck = nil
+                if let epoch, epoch != kept { setAsideKeptHistory(kept: kept, server: epoch) }
+            }
             self.you = you
             self.epoch = epoch
             self.state = state
             self.version = version
             undoCount = undo
             redoCount = redo
-            hasState = true
+            holdsState = true
             synced = true
             goLive(announcing: .snapshot)
             sessionSynced(you: you, mark: mark, snapshot: true)
             finishConnect(.success(()))
         case .resume(_, let you, let version):
-            guard hasState, version == self.version else {
+            guard holdsState, version == self.version else {
                 requestResync("the server resumed at version \(version), the mirror is at \(self.version)")
                 return
             }
@@ -413,6 +529,7 @@ public actor RoomClient {
                 requestResync("the server resumed another history of the room")
                 return
             }
+            keptEpochToCheck = nil
             self.you = you
             synced = true
             goLive(announcing: .resumed)
@@ -437,12 +554,16 @@ public actor RoomClient {
             self.version = version
             undoCount = undo
             redoCount = redo
-            if let client = cause.client, let id = cause.id, yous.contains(client) { outbox.mirrored(id: id) }
+            if let client = cause.client, let id = cause.id, yous.contains(client) {
+                outbox.mirrored(id: id, at: version)
+            }
+            scheduleSave()
             emit(.patch(ops: ops, cause: cause, changedPaths: Self.changedPaths(ops)))
         case .ack(let id, let version):
             guard let id else { break }
             if let entry = outbox.remove(id: id) {
-                entry.waiter.resume(returning: .success(version))
+                entry.waiter?.resume(returning: .success(version))
+                scheduleSave()
                 emit(.outbox)
             }
         case .error(let id, let code, let message):
@@ -450,7 +571,12 @@ public actor RoomClient {
                 waiter.resume(returning: .failure(.server(code: code, message: message)))
             } else if let id, let entry = outbox.remove(id: id) {
                 // Refused, so not applied: it leaves the outbox (and the prediction) and its send throws.
-                entry.waiter.resume(returning: .failure(.server(code: code, message: message)))
+                scheduleSave()
+                if let waiter = entry.waiter {
+                    waiter.resume(returning: .failure(.server(code: code, message: message)))
+                } else {
+                    emit(.serverError(code: code, message: message))
+                }
                 emit(.outbox)
             } else {
                 emit(.serverError(code: code, message: message))
@@ -479,7 +605,8 @@ public actor RoomClient {
         if snapshot { yous.removeAll() }
         yous.insert(you)
         barrier = nil
-        if outbox.synced(mark: mark ?? 0, snapshot: snapshot) {
+        if snapshot { scheduleSave() }
+        if outbox.synced(mark: mark ?? 0, snapshot: snapshot, version: version) {
             if snapshot {
                 answerCovered()
             } else if let socket {
@@ -495,8 +622,11 @@ public actor RoomClient {
     /// Answers the requests the session's mark covered, with the mirror's version (which includes them).
     private func answerCovered() {
         let covered = outbox.removeCovered()
-        for entry in covered { entry.waiter.resume(returning: .success(version)) }
-        if !covered.isEmpty { emit(.outbox) }
+        for entry in covered { entry.waiter?.resume(returning: .success(version)) }
+        if !covered.isEmpty {
+            scheduleSave()
+            emit(.outbox)
+        }
     }
 
     /// The mirrored state and the actions not yet in it, read together.
@@ -537,11 +667,69 @@ public actor RoomClient {
     // MARK: - Bookkeeping
 
     private func emit(_ change: RoomUpdate.Change) {
+        let pendingActions = outbox.predictedActions
         continuation.yield(RoomUpdate(
             change: change, room: room, you: you, version: version, state: state, peers: peers,
             undoCount: undoCount, redoCount: redoCount, status: status, pendingCount: outbox.count,
-            pendingActions: outbox.predictedActions
+            pendingActions: pendingActions
         ))
+        publish(pendingActions: pendingActions)
+    }
+
+    /// Hands the mirror's values to ``mirror`` (on its isolation) and to the watchers.
+    private func publish(pendingActions: [JSON]? = nil) {
+        let values = RoomMirror.Values(
+            state: state, version: version, status: status, peers: peers, pendingCount: outbox.count,
+            pendingActions: pendingActions ?? outbox.predictedActions, undoCount: undoCount, redoCount: redoCount,
+            stateGeneration: stateGeneration)
+        mirrorFeed.send(values)
+        for watcher in watchers.withLock({ $0 }) { watcher(values) }
+    }
+
+    // MARK: - Keeping
+
+    /// Writes the kept file: the outbox as it is now, with the state as last serialized, or serialized again now
+    /// (`refreshingState`). Requests are written before they may leave; the state, which may be large, at most a
+    /// few times a second (``scheduleSave()``): a kept state older than the outbox only means more patches on resume.
+    private func saveKept(refreshingState: Bool) {
+        guard let keeper else { return }
+        if refreshingState, kept.generation != stateGeneration || kept.synced != holdsState {
+            kept = (stateGeneration, holdsState ? state.serialized() : Array("null".utf8), version, epoch, holdsState)
+        }
+        let file = KeptRoom(
+            app: keeper.directory.app, room: room, path: path.description, session: session, epoch: kept.epoch,
+            synced: kept.synced, version: kept.version, nextSeq: outbox.nextSeq, outbox: outbox.kept, state: .null)
+        do {
+            try keeper.replace(with: file.serialized(stateBytes: kept.bytes))
+        } catch {
+            logger.error("\(error)")
+        }
+    }
+
+    /// Writes the kept file (state included) soon, once for many changes in a row.
+    private func scheduleSave() {
+        guard keeper != nil, saveTask == nil, !isClosed else { return }
+        saveTask = Task {
+            try? await Task.sleep(for: .milliseconds(250))
+            self.savePending()
+        }
+    }
+
+    private func savePending() {
+        saveTask = nil
+        guard !isClosed else { return }
+        saveKept(refreshingState: true)
+    }
+
+    /// The server's room has another history than the kept state: that file is set aside, and the requests kept
+    /// with it are dropped (they were numbered for a history that is gone).
+    private func setAsideKeptHistory(kept: String, server: String) {
+        guard let keeper else { return }
+        let dropped = outbox.removeRestored()
+        keeper.setAside(
+            "the room's history changed (kept epoch \(kept), the server's is \(server)); "
+                + "\(dropped) kept requests dropped")
+        saveKept(refreshingState: false)
     }
 
     /// Emits a sync (snapshot or resume) already carrying the live status, then the status change itself.
@@ -565,7 +753,7 @@ public actor RoomClient {
     }
 
     private func failOutbox(_ error: RoomClientError) {
-        for entry in outbox.removeAll() { entry.waiter.resume(returning: .failure(error)) }
+        for entry in outbox.removeAll() { entry.waiter?.resume(returning: .failure(error)) }
     }
 
     /// A random session name: 128 bits, so two clients never share one.
@@ -575,10 +763,12 @@ public actor RoomClient {
     }
 
     private func finishConnect(_ result: Result<Void, RoomClientError>) {
-        if case .failure(let error) = result, !hasState {
+        if case .failure(let error) = result, !holdsState {
             failOutbox(error)
             isClosed = true
             status = .closed
+            publish()
+            mirrorFeed.finish()
             continuation.finish()
             if ownsTransport { transport.shutdown() }
         }

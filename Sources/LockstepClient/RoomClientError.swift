@@ -21,6 +21,8 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidSession(String)
     /// `limit` change requests already wait for an answer (the server is away, or slow); wait for some to return.
     case outboxFull(limit: Int)
+    /// The ``KeepDirectory`` cannot be created or written (permissions, a full disk); the message names the path.
+    case cannotKeep(String)
 
     public var description: String {
         switch self {
@@ -34,6 +36,7 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidPath(let path): "not a JSON Pointer: \(path) (expected a path such as /boards/7)"
         case .invalidSession(let name): "not a session name: \(name) (1 to 64 characters of A-Z a-z 0-9 . _ -)"
         case .outboxFull(let limit): "\(limit) requests already wait for the server; try again once some returned"
+        case .cannotKeep(let reason): "cannot keep the room on disk: \(reason)"
         }
     }
 }

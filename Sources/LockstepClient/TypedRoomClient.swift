@@ -8,20 +8,14 @@ public protocol TypedRoomClient: Sendable {
     associatedtype R: Reducer
     /// The untyped client underneath: status, peers, history, and the raw update stream.
     var room: RoomClient { get }
+    /// The version of the confirmed state, as last observed.
+    var version: Int { get }
+    /// Requests waiting for the server's answer (actions, undo and redo, kept ones included), as last observed.
+    var pendingCount: Int { get }
 }
 
 extension TypedRoomClient {
-    /// The version of the confirmed state.
-    public var version: Int {
-        get async { await room.version }
-    }
-
-    /// Requests waiting for the server's answer (actions, undo and redo).
-    public var pendingCount: Int {
-        get async { await room.pendingCount }
-    }
-
-    /// Ends the connection; pending sends throw ``RoomClientError/closed``.
+    /// Ends the connection; pending sends throw ``RoomClientError/closed`` (kept ones stay kept).
     public func close() async { await room.close() }
 
     /// Sends a typed action (naming whole-room paths, as the reducer reads them). Returns the version the room
@@ -29,13 +23,21 @@ extension TypedRoomClient {
     /// server refused it. A ``SharedStore`` shows it in `state` at once, and drops it from there if refused.
     @discardableResult
     public func send(_ action: R.Action) async throws(RoomClientError) -> Int {
-        let json: JSON
+        try await room.send(action: try Self.encode(action))
+    }
+
+    /// Queues a typed action without waiting for the server's answer (see ``RoomClient/enqueue(action:)``): what an
+    /// app does from a button, offline or not; a ``SharedStore`` shows it at once.
+    public func enqueue(_ action: R.Action) async throws(RoomClientError) {
+        try await room.enqueue(action: try Self.encode(action))
+    }
+
+    private static func encode(_ action: R.Action) throws(RoomClientError) -> JSON {
         do {
-            json = try JSON(encoding: action)
+            return try JSON(encoding: action)
         } catch {
             throw .coding("\(R.Action.self) does not encode: \(error)")
         }
-        return try await room.send(action: json)
     }
 
     /// Reverts the room's most recent change, whoever made it; with `mine`, this client's (its session's) own most

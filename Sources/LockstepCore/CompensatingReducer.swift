@@ -16,7 +16,12 @@ public protocol CompensatingReducer: Reducer {
     associatedtype Compensation: Codable & Sendable
 
     /// How to take `action` back later, computed from `state`, the state it runs on; nil for the guarded inverse.
+    /// Implement this or ``compensation(for:in:context:)``; the default is nil.
     func compensation(for action: Action, in state: State) -> Compensation?
+
+    /// The same, knowing the change's context: who sent the action and when (the player whose move it was, rather
+    /// than one inferred from the state). The default ignores the context.
+    func compensation(for action: Action, in state: State, context: ReducerContext) -> Compensation?
 
     /// Takes a change back by running its compensation on `state`; returns what takes this in turn back (redo
     /// mine), or nil for its guarded inverse. Leave `state` as it was when you throw.
@@ -24,8 +29,14 @@ public protocol CompensatingReducer: Reducer {
 }
 
 extension CompensatingReducer {
-    public func encodedCompensation(for action: Action, in state: State) -> JSON? {
-        compensation(for: action, in: state).flatMap { try? JSON(encoding: $0) }
+    public func compensation(for action: Action, in state: State) -> Compensation? { nil }
+
+    public func compensation(for action: Action, in state: State, context: ReducerContext) -> Compensation? {
+        compensation(for: action, in: state)
+    }
+
+    public func encodedCompensation(for action: Action, in state: State, context: ReducerContext) -> JSON? {
+        compensation(for: action, in: state, context: context).flatMap { try? JSON(encoding: $0) }
     }
 
     public func takeBack(

@@ -59,8 +59,8 @@ public struct Middleware<Base: Reducer>: ContextualReducer {
 
     /// The wrapped reducer's compensation of the action as sent: a step that enriches should leave what the
     /// compensation depends on (such as ids) alone.
-    public func encodedCompensation(for action: Action, in state: State) -> JSON? {
-        base.encodedCompensation(for: action, in: state)
+    public func encodedCompensation(for action: Action, in state: State, context: ReducerContext) -> JSON? {
+        base.encodedCompensation(for: action, in: state, context: context)
     }
 
     public func takeBack(

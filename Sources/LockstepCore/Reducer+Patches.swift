@@ -36,7 +36,7 @@ extension Reducer {
         return Reduction(forward: JSONPatch(differ.forward), inverse: JSONPatch(differ.inverse), effect: effect)
     }
 
-    public func encodedCompensation(for action: Action, in state: State) -> JSON? { nil }
+    public func encodedCompensation(for action: Action, in state: State, context: ReducerContext) -> JSON? { nil }
 
     public func takeBack(
         _ compensation: JSON, in state: inout State

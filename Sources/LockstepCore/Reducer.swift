@@ -53,9 +53,10 @@ public protocol Reducer<State, Action>: Sendable {
         into state: inout State, action: Action, context: ReducerContext
     ) throws(StoreError) -> Reduction<Action>
 
-    /// The compensation of `action` on `state` (before it runs) as JSON, kept with the change for undo mine; nil
-    /// for the guarded inverse patch. Adopt ``CompensatingReducer`` rather than implementing this yourself.
-    func encodedCompensation(for action: Action, in state: State) -> JSON?
+    /// The compensation of `action` on `state` (before it runs), sent in `context`, as JSON, kept with the change for
+    /// undo mine; nil for the guarded inverse patch. Adopt ``CompensatingReducer`` rather than implementing this
+    /// yourself.
+    func encodedCompensation(for action: Action, in state: State, context: ReducerContext) -> JSON?
 
     /// Runs a kept compensation on `state` and returns the change as patches, with the compensation that takes it
     /// back in turn (for redo mine). Adopt ``CompensatingReducer`` rather than implementing this yourself.

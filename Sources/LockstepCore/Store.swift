@@ -37,7 +37,7 @@ public struct Store<R: Reducer>: Sendable {
         _ action: R.Action, context: ReducerContext = ReducerContext()
     ) throws(StoreError) -> Result {
         let reducer = self.reducer
-        let compensation = reducer.encodedCompensation(for: action, in: state)
+        let compensation = reducer.encodedCompensation(for: action, in: state, context: context)
         let reduction = try reducer.reduceRecordingPatches(into: &state, action: action, context: context)
         guard !reduction.forward.isEmpty else { return Result(change: nil, effect: reduction.effect) }
         if let refusal = context.refusal?(reduction.forward, reduction.inverse) {

@@ -16,15 +16,49 @@ import Testing
 /// A change the closure did not describe, or a described change that did not happen, fails the
 /// test with a readable diff of expected and actual state. Actions sent by `.send` effects wait
 /// in a queue until `receive` states them.
+///
+/// Each step runs in the context the server would give it: the version it would get, a time from the store's own
+/// clock (``now``, which moves on by ``timeStep`` after every step and by ``advance(by:)``), and the random source the
+/// server seeds from the room's epoch and that version. A context passed to a step gives its sender, and its time
+/// when it has one.
 @MainActor
 public final class TestStore<R: Reducer> where R.Action: Equatable {
     /// The store under test, through the same code paths the server uses.
     public private(set) var store: Store<R>
     private var pendingActions: [R.Action] = []
+    /// The time of the next step, in milliseconds since the Unix epoch.
+    public private(set) var now: Int
+    /// How far ``now`` moves on after each step.
+    public var timeStep: Duration
+    /// The room's epoch, which seeds each step's random source with its version.
+    public let epoch: String
 
-    /// A harness for `reducer`, starting from `state` (the reducer's initial state by default) at version 0.
-    public init(_ reducer: R, state: R.State? = nil, undoDepth: Int = 1000) {
+    /// A harness for `reducer`, starting from `state` (the reducer's initial state by default) at version 0, its
+    /// first step at `now` (2026-01-01 by default), each next one `timeStep` later.
+    public init(
+        _ reducer: R, state: R.State? = nil, undoDepth: Int = 1000, epoch: String = "test",
+        now: Int = 1_767_225_600_000, timeStep: Duration = .seconds(1)
+    ) {
         store = Store(reducer: reducer, state: state, history: History(depth: undoDepth))
+        self.epoch = epoch
+        self.now = now
+        self.timeStep = timeStep
+    }
+
+    /// Lets `duration` pass before the next step, as between two requests on a server.
+    public func advance(by duration: Duration) {
+        now += Int(duration / .milliseconds(1))
+    }
+
+    /// `context` as the server completes it for the next step: its version, its time (the context's own, else
+    /// ``now``, never below the previous change's) and the random source of that version. The clock moves on.
+    private func serverContext(_ context: ReducerContext) -> ReducerContext {
+        var completed = context
+        completed.version = store.version + 1
+        completed.time = max(context.time == 0 ? now : context.time, store.history.authors.latestTime)
+        completed.random = SeededRandom(epoch: epoch, version: completed.version)
+        now = max(now, completed.time) + Int(timeStep / .milliseconds(1))
+        return completed
     }
 
     /// The store's current state, after every action sent so far.
@@ -48,7 +82,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         var expected = before
         try update(&expected)
         do {
-            let result = try store.send(action, context: context)
+            let result = try store.send(action, context: serverContext(context))
             queueSentActions(of: result.effect)
             if let change = result.change {
                 expectPatches(of: change, from: before, fileID: fileID, filePath: filePath, line: line, column: column)
@@ -74,7 +108,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     ) {
         let before = store.state
         do {
-            let result = try store.send(action, context: context)
+            let result = try store.send(action, context: serverContext(context))
             fail(
                 "expected \(action) to be rejected, but it \(result.change == nil ? "changed nothing" : "was applied")",
                 fileID: fileID, filePath: filePath, line: line, column: column
@@ -125,7 +159,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         line: UInt = #line, column: UInt = #column
     ) rethrows {
         try step(
-            { (store: inout Store<R>) throws(StoreError) in try store.undo() }, update,
+            { (store: inout Store<R>, context) throws(StoreError) in try store.undo(context: context) }, update,
             fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
@@ -136,7 +170,7 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         line: UInt = #line, column: UInt = #column
     ) rethrows {
         try step(
-            { (store: inout Store<R>) throws(StoreError) in try store.redo() }, update,
+            { (store: inout Store<R>, context) throws(StoreError) in try store.redo(context: context) }, update,
             fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
@@ -149,7 +183,8 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         line: UInt = #line, column: UInt = #column
     ) rethrows {
         try step(
-            { (store: inout Store<R>) throws(StoreError) in try store.undoMine(context: context) }, update,
+            { (store: inout Store<R>, context) throws(StoreError) in try store.undoMine(context: context) },
+            context: context, update,
             fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
@@ -162,7 +197,8 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         line: UInt = #line, column: UInt = #column
     ) rethrows {
         try step(
-            { (store: inout Store<R>) throws(StoreError) in try store.redoMine(context: context) }, update,
+            { (store: inout Store<R>, context) throws(StoreError) in try store.redoMine(context: context) },
+            context: context, update,
             fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
@@ -182,14 +218,16 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
     }
 
     private func step(
-        _ change: (inout Store<R>) throws(StoreError) -> Change,
+        _ change: (inout Store<R>, ReducerContext) throws(StoreError) -> Change,
+        context: ReducerContext = ReducerContext(),
         _ update: (inout R.State) throws -> Void,
         fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
     ) rethrows {
         var expected = store.state
         try update(&expected)
         do throws(StoreError) {
-            _ = try change(&store)
+            let context = serverContext(context)
+            _ = try change(&store, context)
         } catch {
             fail("\(error)", fileID: fileID, filePath: filePath, line: line, column: column)
         }

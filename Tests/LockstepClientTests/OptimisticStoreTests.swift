@@ -25,9 +25,9 @@ struct OptimisticStoreTests {
             #expect(queued.update.version == 0)
 
             #expect(try await sent.value == 1)
-            #expect(try await store.confirmedState == Counter.State(count: 1))
-            #expect(try await store.state == Counter.State(count: 1))
-            #expect(await !store.isPredicted)
+            #expect(store.confirmedState == Counter.State(count: 1))
+            #expect(store.state == Counter.State(count: 1))
+            #expect(!store.isPredicted)
             await store.close()
         }
     }
@@ -41,7 +41,7 @@ struct OptimisticStoreTests {
             try await alice.connect()
             try await alice.send(.add(title: "milk"))
             try await bob.connect()
-            #expect(try await bob.state.items.count == 1)
+            #expect(bob.state.items.count == 1)
 
             // Alice removes the item; Bob, who has not heard of it yet (his path holds the server's messages),
             // toggles it: his prediction shows it done, the server (which applied Alice's remove first) rejects it,
@@ -56,8 +56,8 @@ struct OptimisticStoreTests {
             await #expect(throws: RoomClientError.server(code: "rejected", message: "no todo with id 1")) {
                 try await toggle.value
             }
-            #expect(try await bob.state.items.isEmpty)
-            #expect(await bob.pendingCount == 0)
+            #expect(bob.state.items.isEmpty)
+            #expect(bob.pendingCount == 0)
             await alice.close()
             await bob.close()
         }
@@ -92,10 +92,10 @@ struct OptimisticStoreTests {
             #expect(server.version == 20)
             for store in stores {
                 try await within(5, "the last patch") {
-                    while await store.version < 20 { try await Task.sleep(for: .milliseconds(10)) }
+                    while store.version < 20 { try await Task.sleep(for: .milliseconds(10)) }
                 }
-                #expect(try await store.confirmedState == server.state.decode(Todos.State.self))
-                #expect(try await store.state == store.confirmedState)
+                #expect(try store.confirmedState == server.state.decode(Todos.State.self))
+                #expect(store.state == store.confirmedState)
                 await store.close()
             }
         }

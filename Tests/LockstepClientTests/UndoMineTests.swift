@@ -84,16 +84,16 @@ struct UndoMineTests {
             try await bob.connect()
             try await alice.send(.add(title: "a"))
             try await bob.send(.add(title: "b"))
-            try await waitUntil("alice to see bob's add") { await alice.version >= 2 }
+            try await waitUntil("alice to see bob's add") { alice.version >= 2 }
 
             // Replies wait until both requests are queued, so neither is answered early on a loaded machine.
             relay.holdReplies()
             let undo = Task { try await alice.undo(mine: true) }
-            try await waitUntil("the undo in the outbox") { await alice.pendingCount >= 1 }
+            try await waitUntil("the undo in the outbox") { alice.pendingCount >= 1 }
             let add = Task { try await alice.send(.add(title: "c")) }
-            try await waitUntil("the add in the outbox") { await alice.pendingCount >= 2 }
+            try await waitUntil("the add in the outbox") { alice.pendingCount >= 2 }
             // Not predicted: "a" still shows until the server takes it back.
-            #expect(try await alice.state.items.map(\.title) == ["a", "b", "c"])
+            #expect(alice.state.items.map(\.title) == ["a", "b", "c"])
             relay.releaseReplies()
 
             let undone = try await OptimisticStoreTests.firstUpdate(of: alice) { update in
@@ -105,13 +105,13 @@ struct UndoMineTests {
             #expect(undone.isPredicted)
             #expect(try await undo.value == 3)
             #expect(try await add.value == 4)
-            #expect(try await alice.state == alice.confirmedState)
-            #expect(try await alice.confirmedState.items.map(\.title) == ["b", "c"])
+            #expect(alice.state == alice.confirmedState)
+            #expect(alice.confirmedState.items.map(\.title) == ["b", "c"])
 
             // Her add after the undo emptied her redo side; her next undo mine takes back that add.
             await #expect(throws: Self.nothingToRedo) { try await alice.redo(mine: true) }
             #expect(try await alice.undo(mine: true) == 5)
-            #expect(try await alice.state.items.map(\.title) == ["b"])
+            #expect(alice.state.items.map(\.title) == ["b"])
             await alice.close()
             await bob.close()
         }

@@ -3,7 +3,9 @@ servers.
 
 A test page on its own origin imports /lockstep.js from the server (CORS), runs the RFC 6902 community tests, then
 converges with two Swift clients (lockstep-client) under random actions, survives a server restart by resuming, moves
-to its next address at once when its server drains (close 1001), and two page clients undo their own changes. The
+to its next address at once when its server drains (close 1001), and two page clients undo their own changes. A page
+that keeps its room in localStorage sends actions while the server is down, is reloaded, and each is applied once
+when the server comes back. The
 inspector names who made each change and when, from the causes.
 The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
 With private parts, each token's inspector shows the room as that token may see it; a client of a path follows part
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 from selenium import webdriver
@@ -316,6 +319,64 @@ class Watcher:
         return message
 
 
+def kept_room(driver, page_directory, page_origin):
+    """`keep: true`: actions sent with no server wait in localStorage across reloads and are applied once each."""
+    with open("Sources/LockstepServer/Web/lockstep.js") as source, open(f"{page_directory}/lockstep.js", "w") as copy:
+        copy.write(source.read())
+    port = free_port()
+    with open(f"{page_directory}/kept.html", "w") as file:
+        file.write(f"""<!doctype html><meta charset="utf-8"><title>kept</title>
+<script type="module">
+import {{ connectRoom }} from "./lockstep.js";
+window.room = await connectRoom("ws://127.0.0.1:{port}/rooms/kept", {{ keep: true, app: "counter" }});
+document.title = "kept-ready";
+</script>""")
+
+    def load():
+        driver.get(f"{page_origin}/kept.html")
+        wait_until(lambda: driver.title == "kept-ready", 20)
+
+    load()
+    first = run_page(driver, """
+        for (let i = 0; i < 6; i++) room.send({type: "increment"});
+        return {pending: room.pendingCount, status: room.status, session: room.session};
+    """)
+    check("a kept page queues actions with no server", first["pending"] == 6 and first["status"] != "open", first)
+    load()
+    second = run_page(driver, """
+        const kept = {pending: room.pendingCount, session: room.session};
+        for (let i = 0; i < 4; i++) room.send({type: "increment"});
+        return kept;
+    """)
+    check("after a reload the kept actions and session are back",
+          second["pending"] == 6 and second["session"] == first["session"], second)
+    load()
+    third = run_page(driver, "return {pending: room.pendingCount};")
+    check("a second reload keeps all ten", third["pending"] == 10, third)
+    data = tempfile.mkdtemp(prefix="lockstep-kept-")
+    server = Server(port, data, arguments=["--allowed-origin", page_origin])
+    try:
+        def count():
+            try:
+                return server.room("kept")["state"]["count"]
+            except urllib.error.HTTPError:  # 404 until the page has reconnected and the room exists
+                return None
+
+        applied = wait_until(lambda: count() == 10, 20)
+        drained = wait_until(lambda: run_page(driver, "return room.pendingCount;") == 0, 20)
+        time.sleep(0.5)
+        room = server.room("kept")
+        check("the server applied each kept action once", applied and drained and room["state"]["count"] == 10
+              and room["version"] == 10, room)
+        load()
+        after = run_page(driver, "return {pending: room.pendingCount};")
+        check("a reload after that sends nothing again", after["pending"] == 0, after)
+        time.sleep(0.5)
+        check("the room still has ten changes", server.room("kept")["version"] == 10)
+    finally:
+        server.stop()
+
+
 def wait_until(condition, seconds):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -505,6 +566,7 @@ document.title = "ready";
         restart(driver, server)
         going_away(driver, server, page_origin)
         undo_mine(driver, server)
+        kept_room(driver, page_directory, page_origin)
         inspector(driver, todos)
         read_token_inspector(driver)
         private_inspector(driver)

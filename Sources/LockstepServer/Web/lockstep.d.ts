@@ -79,6 +79,21 @@ export interface RoomOptions {
   /** First reconnection delay in milliseconds (default 100), doubled up to `maxReconnectDelay` (default 5000). */
   reconnectDelay?: number;
   maxReconnectDelay?: number;
+  /**
+   * Keep the session, the requests not yet answered and the last state across page loads: `true` for
+   * `localStorage`, or any storage with `getItem`, `setItem` and `removeItem`. A kept room's `ready` resolves at
+   * once, with the kept state (or none yet), before any network is there.
+   */
+  keep?: boolean | KeptStorage;
+  /** What the room holds, recorded with a kept room: one kept for another app is set aside, not shown. */
+  app?: string;
+}
+
+/** Where a room is kept: `localStorage`, `sessionStorage`, or an object with the same three methods. */
+export interface KeptStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
 }
 
 /** Why a request failed: the server's error code (`rejected`, `conflict`, `nothing_to_undo`, ...) and message. */
@@ -111,6 +126,8 @@ export class Room<State = JSONValue> {
   readonly undoCount: number;
   readonly redoCount: number;
   readonly status: RoomStatus;
+  /** Requests not yet answered, kept ones included. */
+  readonly pendingCount: number;
 
   /** Calls `listener` after every change of state, presence or status; returns a function that unsubscribes. */
   subscribe(listener: (room: Room<State>, message: ServerMessage) => void): () => void;
@@ -121,7 +138,7 @@ export class Room<State = JSONValue> {
   redo(options?: { mine?: boolean }): Promise<number>;
   /** Takes the room back to the state it had at `version`, as one new change. */
   revert(version: number): Promise<number>;
-  /** Closes for good; pending requests reject with `closed`. */
+  /** Closes for good; pending requests reject with `closed` (kept ones stay kept for the next load). */
   close(): void;
 }
 

@@ -14,9 +14,18 @@
 // With `{ path: "/boards/7" }` (a JSON Pointer) the room's `state` is the value there (null while it does not exist)
 // and patches are relative to it; they arrive only when it changes, so versions skip, and so they do for a client with
 // a token (a room with private parts sends it nothing for changes it may not see). Requests name whole-room paths.
+//
+// With `{ keep: true }` (or `keep: storage`, any object with getItem, setItem and removeItem) the session, the
+// requests not yet answered and the last state are kept in `localStorage`, one entry per room: a page loaded again
+// shows the kept state at once, before any network is there, and sends what waits when the server answers, each
+// request applied once. An entry that cannot be read, or was kept for another room, app, session or history of the
+// room, is set aside (renamed with a `:set-aside:` suffix, and logged) and the client starts fresh. Two tabs must not
+// keep the same room with the same session: give each its own `session` (or keep in one tab only).
 
 /** The close code of a server going away (draining on SIGTERM). */
 const GOING_AWAY = 1001;
+/** The layout of a kept room this client writes; it reads this one and every older one. */
+const KEPT_FORMAT = 1;
 
 /** Why a request failed: the server's error code (`rejected`, `nothing_to_undo`, ...) and its message. */
 export class LockstepError extends Error {
@@ -42,7 +51,10 @@ export async function connectRoom(url, options = {}) {
 export class Room {
   constructor(
     url,
-    { name, session, token, path, maxPending = 1000, reconnectDelay = 100, maxReconnectDelay = 5000 } = {},
+    {
+      name, session, token, path, maxPending = 1000, reconnectDelay = 100, maxReconnectDelay = 5000, keep = false,
+      app = "",
+    } = {},
   ) {
     /** The addresses tried in turn; `urls[urlIndex]` is the one in use. */
     this.urls = Array.isArray(url) ? url : [url];
@@ -83,7 +95,24 @@ export class Room {
       this.readyResolve = resolve;
       this.readyReject = reject;
     });
+    /** Where the room is kept across page loads (null: nowhere), under `keptKey`, for the app named `app`. */
+    this.storage = keep === true ? (globalThis.localStorage ?? null) : keep || null;
+    this.app = app;
+    this.room = new URL(this.urls[0]).pathname.split("/").pop();
+    this.keptKey = `lockstep:${this.room}${this.path}`;
+    /** The epoch of a kept state, checked against the server's at the first snapshot. */
+    this.keptEpoch = null;
+    if (this.storage) {
+      this.restore(session);
+      // A kept room works offline: its state (or nothing yet) shows now, and requests wait until the server answers.
+      this.readyResolve(this);
+    }
     this.open();
+  }
+
+  /** Requests not yet answered, kept ones included. */
+  get pendingCount() {
+    return this.outbox.length;
   }
 
   /** Calls `listener(room, message)` after every change of state, presence or status; returns an unsubscribe. */
@@ -116,8 +145,10 @@ export class Room {
     return this.request({ type: "revert", to: version });
   }
 
-  /** Closes the connection for good; requests still pending fail. */
+  /** Closes the connection for good; requests still pending fail (kept ones stay kept for the next page load). */
   close() {
+    this.save();
+    this.storage = null;
     this.closed = true;
     this.setStatus("closed");
     clearTimeout(this.retryTimer);
@@ -134,8 +165,90 @@ export class Room {
     const entry = { ...message, id: `s${this.seq}`, seq: this.seq };
     return new Promise((resolve, reject) => {
       this.outbox.push({ message: entry, resolve, reject });
+      // Kept before it may leave, so a reload sends it again with the same `seq`.
+      this.save();
       if (this.status === "open") this.socket.send(JSON.stringify(entry));
     });
+  }
+
+  /** Reads the kept room, if it is one this client may use; otherwise sets it aside. */
+  restore(session) {
+    let raw;
+    try {
+      raw = this.storage.getItem(this.keptKey);
+    } catch (error) {
+      console.warn(`lockstep: cannot read the kept room ${this.keptKey}: ${error}`);
+      return;
+    }
+    if (raw === null || raw === undefined) return;
+    let kept;
+    try {
+      kept = JSON.parse(raw);
+    } catch (error) {
+      return this.setAside(raw, `it is not JSON (${error.message})`);
+    }
+    const valid = kept !== null && typeof kept === "object" && Number.isInteger(kept.format) && kept.format >= 1 &&
+      typeof kept.session === "string" && Number.isInteger(kept.seq) && Array.isArray(kept.outbox) &&
+      kept.outbox.every((message) => message && typeof message.id === "string" && Number.isInteger(message.seq));
+    if (!valid) return this.setAside(raw, "it is not a kept room");
+    if (kept.format > KEPT_FORMAT) {
+      return this.setAside(raw, `it was written in format ${kept.format} by a newer client`);
+    }
+    if (kept.room !== this.room || kept.path !== this.path) {
+      return this.setAside(raw, `it was kept for room ${kept.room}${kept.path}, not ${this.room}${this.path}`);
+    }
+    if (kept.app !== this.app) return this.setAside(raw, `it was kept for the app "${kept.app}", not "${this.app}"`);
+    if (session && kept.session !== session) {
+      return this.setAside(raw, `it was kept for the session ${kept.session}, not ${session}`);
+    }
+    this.session = kept.session;
+    this.seq = kept.seq;
+    if (kept.synced) {
+      this.state = kept.state;
+      this.version = kept.version;
+      this.epoch = kept.epoch;
+      this.keptEpoch = kept.epoch;
+    }
+    // Their promises ended with the page that made them: they are answered silently.
+    const reject = (error) => {
+      if (error.code !== "closed") this.notify({ type: "error", code: error.code, message: error.message });
+    };
+    this.outbox = kept.outbox.map((message) => ({ message, resolve() {}, reject, kept: true }));
+  }
+
+  /** Keeps `raw` under another key, says why, and removes the room's entry: the client starts fresh. */
+  setAside(raw, reason) {
+    const aside = `${this.keptKey}:set-aside:${Date.now()}`;
+    try {
+      this.storage.setItem(aside, raw);
+    } catch {
+      // Full storage: the entry is dropped rather than kept aside.
+    }
+    this.storage.removeItem(this.keptKey);
+    console.warn(`lockstep: kept room ${this.keptKey} set aside as ${aside}: ${reason}; starting fresh`);
+  }
+
+  /** Writes the kept room now: the session, every request not yet answered, the state and its version. */
+  save() {
+    if (!this.storage) return;
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    const kept = {
+      format: KEPT_FORMAT, app: this.app, room: this.room, path: this.path, session: this.session,
+      epoch: this.epoch, synced: this.version >= 0, version: Math.max(this.version, 0), seq: this.seq,
+      outbox: this.outbox.map((entry) => entry.message), state: this.state,
+    };
+    try {
+      this.storage.setItem(this.keptKey, JSON.stringify(kept));
+    } catch (error) {
+      console.warn(`lockstep: cannot keep the room ${this.keptKey}: ${error}`);
+    }
+  }
+
+  /** Writes the kept room soon, once for many changes in a row (the state may be large). */
+  scheduleSave() {
+    if (!this.storage || this.saveTimer !== undefined) return;
+    this.saveTimer = setTimeout(() => this.save(), 250);
   }
 
   open() {
@@ -175,6 +288,13 @@ export class Room {
   receive(message) {
     switch (message.type) {
       case "snapshot":
+        if (this.keptEpoch && message.epoch && message.epoch !== this.keptEpoch) {
+          // The room's history started over: the kept requests were numbered for one that is gone.
+          const raw = this.storage.getItem(this.keptKey) ?? "";
+          this.setAside(raw, `the room's history changed (epoch ${message.epoch})`);
+          this.outbox = this.outbox.filter((entry) => !entry.kept);
+        }
+        this.keptEpoch = null;
         this.state = message.state;
         this.version = message.version;
         this.takeCounts(message);
@@ -182,6 +302,7 @@ export class Room {
         break;
       case "resume":
         if (message.version !== this.version) return this.resynchronise();
+        this.keptEpoch = null;
         this.connected(message);
         break;
       case "patch":
@@ -195,6 +316,7 @@ export class Room {
         }
         this.version = message.version;
         this.takeCounts(message);
+        this.scheduleSave();
         this.notify(message);
         break;
       case "ack":
@@ -225,6 +347,7 @@ export class Room {
       this.outbox.shift().resolve(this.version);
     }
     this.setStatus("open");
+    this.scheduleSave();
     for (const entry of this.outbox) this.socket.send(JSON.stringify(entry.message));
     this.readyResolve(this);
     this.notify(message);
@@ -241,6 +364,7 @@ export class Room {
     const index = this.outbox.findIndex((entry) => entry.message.id === id);
     if (index < 0) return;
     const [entry] = this.outbox.splice(index, 1);
+    this.scheduleSave();
     settle(entry);
   }
 
