@@ -44,7 +44,7 @@ build: deps
 # `python3 -m http.server -d .build/docs`, then open /documentation/lockstepserver); fails on a broken link or a
 # public symbol without a doc comment.
 DOC_TARGETS := LockstepJSON LockstepCore LockstepApps LockstepTesting LockstepServer LockstepClient LockstepPostgres \
-	LockstepCommand
+	LockstepLoad LockstepCommand
 docs: deps
 	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
 		$(foreach target,$(DOC_TARGETS),--target $(target)) --enable-experimental-combined-documentation \

@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "LockstepClient", targets: ["LockstepClient"]),
         .library(name: "LockstepSQLite", targets: ["LockstepSQLite"]),
         .library(name: "LockstepPostgres", targets: ["LockstepPostgres"]),
+        .library(name: "LockstepLoad", targets: ["LockstepLoad"]),
         .library(name: "LockstepCommand", targets: ["LockstepCommand"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         .executable(name: "lockstep-client", targets: ["lockstep-client"]),
@@ -124,14 +125,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The load generator: thousands of WebSocket clients in one room, latency of every delivery.
+        .target(
+            name: "LockstepLoad",
+            dependencies: ["LockstepTransport", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: strictSettings
+        ),
+
         // The command line, as a library: a custom app's executable gets every subcommand.
         .target(
             name: "LockstepCommand",
             dependencies: [
                 "LockstepServer", "LockstepClient", "LockstepStorage", "LockstepSQLite", "LockstepPostgres",
+                "LockstepLoad",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "CustomDump", package: "swift-custom-dump"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -215,7 +223,15 @@ let package = Package(
         ),
         .testTarget(
             name: "LockstepCommandTests",
-            dependencies: ["LockstepCommand"],
+            dependencies: [
+                "LockstepCommand", "LockstepLoad", "LockstepTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LockstepLoadTests",
+            dependencies: ["LockstepLoad"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -6,7 +6,7 @@ struct Lockstep: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "lockstep") },
         abstract: "A server-authoritative state sync server: shared rooms, one reducer, JSON Patch to every client.",
-        subcommands: [Serve.self, Load.self, Token.self, Replay.self],
+        subcommands: [Serve.self, GenerateLoad.self, Token.self, Replay.self],
         defaultSubcommand: Serve.self
     )
 

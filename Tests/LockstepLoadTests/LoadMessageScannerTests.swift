@@ -1,4 +1,4 @@
-@testable import LockstepCommand
+@testable import LockstepLoad
 import Testing
 
 /// The generator's scan for a patch's version and cause id, on messages as the server writes them and on tails full

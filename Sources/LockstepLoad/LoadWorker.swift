@@ -5,12 +5,13 @@ import Glibc
 import Darwin
 #endif
 
-/// One generator process of `lockstep load --processes N`: this same executable, run with `--worker I`, which opens
-/// its share of the clients and talks to the coordinating process in lines: it writes `ready`, its highest acked
-/// version, its acked versions and its tally on stdout, and reads the start time, everyone's highest acked version
-/// and everyone's acked versions on stdin. Its stderr is the coordinator's, so its errors are seen. Started with
-/// `posix_spawn` rather than Foundation's `Process`, which on Linux reads `/proc/self/fd` past its buffer in a
-/// process holding thousands of sockets (see Tests/LockstepTestSupport/ChildProcess.swift).
+/// One generator process of a run with `processes` N: this same executable, started with the plan's
+/// `workerArguments` for I, which opens its share of the clients and talks to the coordinating process in lines: it
+/// writes `ready`, its highest acked version, its acked versions and its tally on stdout, and reads the start time,
+/// everyone's highest acked version and everyone's acked versions on stdin. Its stderr is the coordinator's, so its
+/// errors are seen. Started with `posix_spawn` rather than Foundation's `Process`, which on Linux reads
+/// `/proc/self/fd` past its buffer in a process holding thousands of sockets (see
+/// Tests/LockstepTestSupport/ChildProcess.swift).
 final class LoadWorker {
     let index: Int
     private let pid: pid_t
@@ -18,7 +19,7 @@ final class LoadWorker {
     private let output: Int32
     private var buffer: [UInt8] = []
 
-    /// Starts `/proc/self/exe` with `arguments` (the coordinator's own, plus `--worker index`).
+    /// Starts `/proc/self/exe` with `arguments`, which make it run worker `index`.
     init(index: Int, arguments: [String]) throws(LoadError) {
         self.index = index
         var toChild: [Int32] = [-1, -1]
@@ -34,7 +35,7 @@ final class LoadWorker {
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
-        let argv = ([executable] + arguments + ["--worker", "\(index)"]).map { strdup($0) } + [nil]
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var child = pid_t()
         let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
@@ -91,6 +92,6 @@ final class LoadWorker {
 
     /// Reads the worker's next line, which starts with `word`, and decodes the rest as JSON.
     func receive<Value: Decodable>(_ word: String, as type: Value.Type) throws(LoadError) -> Value {
-        try Load.decode(Value.self, receive(word))
+        try LoadRun.decode(Value.self, receive(word))
     }
 }

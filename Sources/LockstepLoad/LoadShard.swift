@@ -20,8 +20,7 @@ final class LoadShard: @unchecked Sendable {
     let actionHasPath: Bool
     /// What each client follows and each action changes.
     let layout: LoadLayout
-    /// `layout.everyVersionReachesEveryone`, read once: every delivery asks, and an `@Option`'s value is a lookup of
-    /// generic metadata each time (it was a fifth of the generator's CPU at a million deliveries a second).
+    /// `layout.everyVersionReachesEveryone`, read once: every delivery asks.
     let everyVersionReachesEveryone: Bool
     /// Burst: actions each writer keeps in flight; 0 for the open-loop schedule.
     let burstWindow: Int

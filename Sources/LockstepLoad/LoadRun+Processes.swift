@@ -1,26 +1,28 @@
-import ArgumentParser
 import Foundation
 
-/// `--processes N`: one process coordinates N generator processes (this executable with `--worker I`), each opening
-/// the clients i with i mod N == I, so that the generator holds more sockets than one process may open. The
-/// coordinator gives every worker the same start time (the monotonic clock is the machine's), tells each the
-/// highest version any of them saw acked (so each waits for its clients to reach it) and every acked version (so
-/// each can tell a lost delivery from one a resync snapshot covered), and adds their tallies into one report.
-extension Load {
-    func coordinateProcesses() throws {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        let workers = try (0..<processes).map { index throws(LoadError) in
-            try LoadWorker(index: index, arguments: arguments)
+/// `processes` N: one process coordinates N generator processes (this executable, started with the plan's
+/// `workerArguments`, in `work(as: I)`), each opening the clients i with i mod N == I, so that the generator holds
+/// more sockets than one process may open. The coordinator gives every worker the same start time (the monotonic
+/// clock is the machine's), tells each the highest version any of them saw acked (so each waits for its clients to
+/// reach it) and every acked version (so each can tell a lost delivery from one a resync snapshot covered), and adds
+/// their tallies into one report.
+extension LoadRun {
+    func coordinateProcesses() throws(LoadError) -> LoadReport {
+        guard let arguments = plan.workerArguments else {
+            throw .transport("\(plan.processes) processes need the plan's workerArguments to start them")
         }
-        let rssBefore = serverPid.flatMap(Self.residentKiB)
+        let workers = try (0..<plan.processes).map { index throws(LoadError) in
+            try LoadWorker(index: index, arguments: arguments(index))
+        }
+        let rssBefore = plan.serverPID.flatMap(Self.residentKiB)
         for worker in workers { _ = try worker.receive("ready") }
         let start = LoadClock.now() + 100_000_000
         for worker in workers { worker.send("start \(start)") }
-        let serverCPUStart = serverPid.flatMap(Self.cpuSeconds)
+        let serverCPUStart = plan.serverPID.flatMap(Self.cpuSeconds)
         var rssAfter: Int?
-        if scenario == .connect {
-            LoadClock.sleep(until: start + duration.nanoseconds)
-            rssAfter = serverPid.flatMap(Self.residentKiB)
+        if plan.scenario == .connect {
+            LoadClock.sleep(until: start + plan.duration.nanoseconds)
+            rssAfter = plan.serverPID.flatMap(Self.residentKiB)
         }
         var highest = 0
         for worker in workers { highest = max(highest, Int(try worker.receive("highest")) ?? 0) }
@@ -32,12 +34,11 @@ extension Load {
         var tally = try workers[0].receive("tally", as: LoadTally.self)
         for worker in workers.dropFirst() { tally.add(try worker.receive("tally", as: LoadTally.self)) }
         let finish = LoadClock.now()
-        let serverCPU = serverPid.flatMap(Self.cpuSeconds).flatMap { end in serverCPUStart.map { end - $0 } }
+        let serverCPU = plan.serverPID.flatMap(Self.cpuSeconds).flatMap { end in serverCPUStart.map { end - $0 } }
 
         var report = makeReport(tally, start: start, finish: finish, rssBefore: rssBefore, rssAfter: rssAfter)
         report.serverCPUSeconds = serverCPU
-        print(json ? report.json() : report.table())
-        if !report.passed { throw ExitCode(1) }
+        return report
     }
 
     /// A worker's line to its coordinator, on stdout.
