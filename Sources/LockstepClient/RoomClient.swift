@@ -65,6 +65,9 @@ public actor RoomClient {
     public private(set) var status: ConnectionStatus = .connecting(failures: 0)
     /// The session this client's requests belong to, kept across reconnections.
     public nonisolated let session: String
+    /// Who the server takes this client's requests to be: its name, its session, and the subject and role its token
+    /// claims. ``SharedStore`` predicts with it; `client` is empty, since the server names each connection anew.
+    public nonisolated let sender: Sender
     /// The room's history the mirror follows (`epoch`); nil before the first sync.
     public private(set) var epoch: String?
     /// Change requests not yet answered (queued while disconnected, or in flight, or kept from an earlier run).
@@ -199,6 +202,7 @@ public actor RoomClient {
         guard let first = parsed.first, parsed.allSatisfy({ $0.room == first.room && $0.path == first.path }) else {
             throw .invalidURL(urls.isEmpty ? "no address given" : "\(urls.joined(separator: " ")): not one room")
         }
+        sender = first.sender(client: nil, name: name, session: session)
         self.urls = parsed
         room = first.room
         self.path = first.path

@@ -1,3 +1,4 @@
+import Foundation
 public import LockstepCore
 public import LockstepJSON
 public import LockstepTransport
@@ -71,10 +72,10 @@ public final class SharedStore<R: Reducer>: TypedRoomClient, Observable {
     /// Every change to the mirror (and to the outbox) with its predicted state decoded; a state that does not decode
     /// as `R.State` ends the sequence with ``RoomClientError/coding(_:)``. One consumer, like ``RoomClient/updates``.
     public var updates: AsyncThrowingMapSequence<AsyncStream<RoomUpdate>, TypedUpdate> {
-        room.updates.map { [reducer] update in
+        room.updates.map { [reducer, sender = room.sender] update in
             let confirmed = update.state == .null ? reducer.initialState : try Self.decode(update.state)
             return TypedUpdate(
-                update: update, state: Self.predict(update.pendingActions, over: confirmed, with: reducer),
+                update: update, state: Self.predict(update.pendingActions, over: confirmed, with: reducer, as: sender),
                 confirmedState: confirmed)
         }
     }
@@ -113,7 +114,8 @@ public final class SharedStore<R: Reducer>: TypedRoomClient, Observable {
         let mirror = room.mirror
         let confirmed = (try? Self.decode(mirror.state)) ?? reducer.initialState
         let first = Values(
-            state: Self.predict(mirror.pendingActions, over: confirmed, with: reducer), confirmedState: confirmed,
+            state: Self.predict(mirror.pendingActions, over: confirmed, with: reducer, as: room.sender),
+            confirmedState: confirmed,
             version: mirror.version, status: mirror.status, peers: mirror.peers, pendingCount: mirror.pendingCount,
             isPredicted: !mirror.pendingActions.isEmpty, problem: nil, generation: 0, confirmedGeneration: 0)
         values = Mutex(first)
@@ -150,14 +152,22 @@ public final class SharedStore<R: Reducer>: TypedRoomClient, Observable {
     /// stays at the last one that decoded.
     public var problem: RoomClientError? { read(\.problem) { $0.problem } }
 
-    /// Applies `actions` over `state` with the reducer, skipping one it rejects (the server will reject it too) or
-    /// that does not decode; effects are dropped.
-    public static func predict(_ actions: [JSON], over state: R.State, with reducer: R) -> R.State {
+    /// Applies `actions` over `state` with the reducer, as `sender` (the client's own: ``RoomClient/sender``),
+    /// skipping one it rejects or that does not decode; effects are dropped.
+    ///
+    /// A reducer that reads its context sees the sender the server will see (name, session, the token's subject and
+    /// role), so a rule such as "only the player whose turn it is" predicts what the server then confirms. What the
+    /// client cannot know differs: the time is the client's clock, and the version and random source are not the
+    /// server's, so a prediction that draws random numbers or reads the version is replaced by the server's patch.
+    public static func predict(
+        _ actions: [JSON], over state: R.State, with reducer: R, as sender: Sender? = nil
+    ) -> R.State {
         var state = state
+        let context = ReducerContext(sender: sender, time: Int(Date().timeIntervalSince1970 * 1000))
         for json in actions {
             guard let action = try? json.decode(R.Action.self) else { continue }
             var next = state
-            if (try? reducer.reduce(into: &next, action: action)) != nil { state = next }
+            if (try? reducer.reduce(into: &next, action: action, context: context)) != nil { state = next }
         }
         return state
     }
@@ -190,7 +200,8 @@ public final class SharedStore<R: Reducer>: TypedRoomClient, Observable {
             }
             if stateChanged || mirror.pendingActions != derivation.pending {
                 derivation.pending = mirror.pendingActions
-                let predicted = Self.predict(mirror.pendingActions, over: values.confirmedState, with: reducer)
+                let predicted = Self.predict(
+                    mirror.pendingActions, over: values.confirmedState, with: reducer, as: room.sender)
                 if predicted != values.state {
                     values.state = predicted
                     values.generation += 1
