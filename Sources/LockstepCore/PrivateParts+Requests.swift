@@ -36,13 +36,28 @@ extension PrivateParts {
     }
 
     /// Whether `text` names a value that `reader` may not see in `document`: a string, number or boolean inside
-    /// someone else's private subtree, standing as a word of its own. Words for a client (an app's reason for a
-    /// refusal) are checked with it before they leave.
+    /// someone else's private subtree that appears nowhere the reader can see, standing as a word of its own. Words for
+    /// a client (an app's reason for a refusal) are checked with it before they leave.
     public func reveals(_ text: String, of document: JSON, to reader: String?) -> Bool {
         guard !isEmpty else { return false }
-        var leaves: [String] = []
-        Self.collectLeaves(of: document, at: .root, parts: self, reader: reader, hidden: false, into: &leaves)
-        return leaves.contains { Self.containsWord($0, in: text) }
+        var hidden: [String] = []
+        Self.collectLeaves(of: document, at: .root, parts: self, reader: reader, hidden: false, into: &hidden)
+        guard !hidden.isEmpty else { return false }
+        var visible: [String] = []
+        Self.collectLeaves(of: redact(document, at: .root, for: reader), into: &visible)
+        let seen = Set(visible)
+        return hidden.contains { !seen.contains($0) && Self.containsWord($0, in: text) }
+    }
+
+    /// Every leaf of `value` as text.
+    private static func collectLeaves(of value: JSON, into leaves: inout [String]) {
+        switch value {
+        case .object(let object): for key in object.keys { collectLeaves(of: object[key]!, into: &leaves) }
+        case .array(let elements): for element in elements { collectLeaves(of: element, into: &leaves) }
+        case .string(let text): leaves.append(text)
+        case .null: break
+        default: leaves.append(String(decoding: value.serialized(), as: UTF8.self))
+        }
     }
 
     private static func collectLeaves(
