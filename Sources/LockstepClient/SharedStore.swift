@@ -92,10 +92,16 @@ public final class SharedStore<R: Reducer>: TypedRoomClient, Observable {
         public var isPredicted: Bool { !update.pendingActions.isEmpty }
     }
 
-    /// Prepares a mirror of the room at `url` whose server runs `reducer`; see ``RoomClient`` for `name`, `session`,
-    /// `outboxLimit`, `reconnect` and `transport`.
+    /// Prepares a mirror of the room at `url` whose server runs `reducer`.
     ///
     /// - Parameters:
+    ///   - reducer: the reducer the server runs, applied here to predict pending actions.
+    ///   - url: the room's address, `ws://HOST:PORT/rooms/ROOM` (or `wss://`).
+    ///   - name: the display name peers see, as for ``RoomClient``.
+    ///   - session: the session name, as for ``RoomClient``.
+    ///   - outboxLimit: most change requests waiting for an answer at once.
+    ///   - reconnect: how retries back off after a drop.
+    ///   - transport: a shared libwebsockets client; the store's client makes its own when nil.
     ///   - keep: a directory where the store keeps its session, outbox and last confirmed state across restarts
     ///     (files are marked with the reducer's type name, so another app's file is set aside, not misread).
     ///   - isolation: where the observable properties change (`MainActor.shared` for a UI); on the client's actor

@@ -6,7 +6,7 @@ import LockstepServer
 struct AuthOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "HS256 secret (at least 32 bytes): every connection then needs a token (see 'lockstep token').",
+            "HS256 secret (at least 32 bytes): every connection then needs a token (see '\(Lockstep.name) token').",
             valueName: "secret"
         ))
     var authSecret: String?

@@ -3,8 +3,12 @@ import Foundation
 
 /// The root command; its name in usage lines is the executable's (`lockstep`, or a custom app's own).
 struct Lockstep: AsyncParsableCommand {
+    /// The executable's name, as usage lines and hints say it.
+    static let name =
+        CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "lockstep") } ?? "lockstep"
+
     static let configuration = CommandConfiguration(
-        commandName: CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "lockstep") },
+        commandName: name,
         abstract: "A server-authoritative state sync server: shared rooms, one reducer, JSON Patch to every client.",
         subcommands: [Serve.self, GenerateLoad.self, Token.self, Replay.self],
         defaultSubcommand: Serve.self

@@ -42,8 +42,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Patches each room keeps for clients resuming with since=.")
     var resumeWindow = 10_000
 
-    @Option(help: "Open WebSocket connections accepted; further handshakes are refused.")
-    var maxConnections = 20_000
+    @Option(
+        help: """
+            Open WebSocket connections accepted; further handshakes are refused. Default: as many as the file \
+            descriptor limit allows, less 5 % kept for refusals and HTTP.
+            """)
+    var maxConnections: Int?
 
     @Option(
         help: """
@@ -176,7 +180,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--\(name) cannot be negative")
         }
         for (name, value) in [
-            ("max-frame", maxFrame), ("queue-limit", queueLimit), ("max-connections", maxConnections),
+            ("max-frame", maxFrame), ("queue-limit", queueLimit), ("max-connections", maxConnections ?? 1),
             ("receive-buffer", receiveBuffer),
         ]
         where value <= 0 {

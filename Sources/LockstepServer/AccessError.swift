@@ -14,8 +14,10 @@ public enum AccessError: Error, Equatable, Sendable {
     case weakSecret(bytes: Int)
     /// jwt-kit could not sign (not expected with an HMAC key).
     case signingFailed(String)
-    /// Private parts of rooms need to know who each client is: tokens are required with them.
+    /// Private parts of rooms need to know who each client is: tokens are required with them (`--private`).
     case privatePartsWithoutTokens
+    /// The same, for the private parts an app declares itself.
+    case appPrivatePartsWithoutTokens(app: String)
 
     /// The wire error code: `unauthorized` for every token problem.
     public var code: String { "unauthorized" }
@@ -40,6 +42,9 @@ public enum AccessError: Error, Equatable, Sendable {
             "cannot sign a token: \(reason)"
         case .privatePartsWithoutTokens:
             "private parts (--private) need tokens to know whose they are: give --auth-secret-file (or --auth-secret)"
+        case .appPrivatePartsWithoutTokens(let app):
+            "the app \(app) keeps private parts of its rooms, which need tokens to know whose they are: give "
+                + "--auth-secret-file (or --auth-secret)"
         }
     }
 }

@@ -34,8 +34,9 @@ public struct ServerConfiguration: Sendable {
     public var allowedOrigins: [String] = []
     /// Patches each room keeps so clients can resume with `since=`.
     public var resumeWindow = 10_000
-    /// Open WebSocket connections the server accepts; further handshakes are refused.
-    public var maxConnections = 20_000
+    /// Open WebSocket connections the server accepts; further handshakes are refused. Nil: as many as the file
+    /// descriptor limit allows, less 5 % (at least 8) kept for refusals, HTTP requests and storage.
+    public var maxConnections: Int?
     /// Bytes libwebsockets reads into per connection at a time. Every connection holds a buffer of this size, so it
     /// is most of an idle connection's memory (4096 cost about 3.5 KiB more per connection than 512); a message
     /// larger than it arrives in several reads and is assembled, so it bounds nothing a client may send. Input that

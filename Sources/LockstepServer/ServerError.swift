@@ -49,11 +49,11 @@ public enum ServerError: Error, Sendable, Equatable {
         case .badDatabaseURL(let reason):
             "bad --postgres URL: \(reason)"
         case .otherApp(let stored, let running):
-            "the stored rooms belong to the app \(stored), not \(running): run --app \(stored), or use another "
-                + "data directory or database"
+            "the stored rooms belong to the app \(stored), not \(running): serve them with the app \(stored), "
+                + "or use another data directory or database"
         case .otherAppsDataDirectory(let path, let stored, let running):
-            "the data directory \(path) holds rooms of the app \(stored), not \(running): run --app \(stored), or "
-                + "give this server another directory (--data)"
+            "the data directory \(path) holds rooms of the app \(stored), not \(running): serve them with the app "
+                + "\(stored), or give this server another directory (--data)"
         case .storage(let reason):
             reason
         }

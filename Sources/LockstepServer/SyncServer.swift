@@ -83,7 +83,9 @@ public actor SyncServer {
         privateParts = configuration.privateParts.union(configuration.app.privateParts)
         if !privateParts.isEmpty, configuration.tokens == nil {
             storage.closable?.close()
-            throw AccessError.privatePartsWithoutTokens
+            throw configuration.privateParts.isEmpty
+                ? AccessError.appPrivatePartsWithoutTokens(app: configuration.app.name)
+                : AccessError.privatePartsWithoutTokens
         }
         self.metrics = ServerMetrics()
         pipeline = storage.makePipeline()
@@ -150,8 +152,8 @@ public actor SyncServer {
         guard !isDraining else {
             return HTTPResponse(status: 503, text: Self.drainingNotice + "\n")
         }
-        guard connectionCount < configuration.maxConnections else {
-            let limit = configuration.maxConnections
+        guard connectionCount < connectionLimit else {
+            let limit = connectionLimit
             return HTTPResponse(status: 503, text: "the server is at its limit of \(limit) connections\n")
         }
         return nil

@@ -9,10 +9,40 @@ import Testing
 /// limit is reached with a few dozen sockets.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct DescriptorLimitTests {
-    @Test func runningOutOfDescriptorsIsSaidAndTheServerRecovers() async throws {
+    @Test func byDefaultTheServerAcceptsWhatItsDescriptorsAllowWithoutANotice() async throws {
         let limit = 48
         let server = try await ServerProcess.start(
             arguments: ["--app", "counter", "--memory", "--rate-limit", "0"], descriptorLimit: limit)
+        defer { server.terminate() }
+        #expect(server.startupOutput.contains("soft=\(limit)"))
+        #expect(!server.startupOutput.contains("fewer than --max-connections"), "\(server.startupOutput)")
+        // The connection limit is what the descriptors allow: handshakes past it are refused with 503 before the
+        // process runs out.
+        var clients: [TestClient] = []
+        while clients.count < limit {
+            guard let client = try? await TestClient.connect(port: server.port, room: "full", using: sharedTransport),
+                (try? await client.next { $0.isSnapshot }) != nil
+            else { break }
+            clients.append(client)
+        }
+        #expect(clients.count > limit / 2 && clients.count < limit)
+        let refusal = try await HTTPGet(
+            port: server.port, path: "/rooms/full",
+            headers: ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="])
+        #expect(refusal.status == 503)
+        #expect(refusal.text.contains("at its limit of"))
+        let log = try await offThePool { server.readOutput(until: "refused", seconds: 1) }
+        #expect(!log.contains("out of file descriptors"))
+        for client in clients { client.close() }
+    }
+
+    @Test func runningOutOfDescriptorsIsSaidAndTheServerRecovers() async throws {
+        let limit = 48
+        // More connections than descriptors, asked for: the descriptors run out first.
+        let server = try await ServerProcess.start(
+            arguments: ["--app", "counter", "--memory", "--rate-limit", "0", "--max-connections", "20000"],
+            descriptorLimit: limit)
         defer { server.terminate() }
         #expect(server.startupOutput.contains("file descriptor limit"))
         #expect(server.startupOutput.contains("soft=\(limit)"))

@@ -117,4 +117,12 @@ import Testing
         configuration.privateParts = try PrivateParts(["/hands/{sub}"])
         #expect(throws: AccessError.privatePartsWithoutTokens) { try SyncServer(configuration: configuration) }
     }
+
+    @Test func anAppWithPrivatePartsAndNoTokensSaysTheAppNotTheOption() throws {
+        var configuration = ServerConfiguration(app: PrivateLeakTests.cards)
+        configuration.port = 0
+        let error = #expect(throws: AccessError.self) { try SyncServer(configuration: configuration) }
+        #expect(error == .appPrivatePartsWithoutTokens(app: "cards"))
+        #expect(error?.message.contains("--private") == false)
+    }
 }
