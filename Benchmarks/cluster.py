@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lockstep on PostgreSQL, measured beside SQLite and beside one server, in one run on this machine.
 
-    python3 Benchmarks/cluster.py [--before BINARY] [OUTPUT.md]
+    python3 Benchmarks/cluster.py [--before BINARY] [--saturation-only] [OUTPUT.md]
 
 Starts a throwaway PostgreSQL (default settings: fsync on, synchronous_commit on) as the `postgres` user,
 release `lockstep serve` nodes and `lockstep load` on loopback, and prints (or writes) a markdown report:
@@ -9,12 +9,14 @@ release `lockstep serve` nodes and `lockstep load` on loopback, and prints (or w
 1. one node on PostgreSQL beside one node on SQLite: acked actions/s and latency at 1 000 actions/s offered,
    and at saturation (burst) in one room and in eight rooms at once; with `--before BINARY` (a `lockstep` built
    from an earlier commit) the saturation runs of that binary too, so a change is measured against its baseline
-   in the same run;
+   in the same run; it ends with PostgreSQL ÷ SQLite in one room and in eight rooms, and PostgreSQL's eight rooms ÷
+   its one room (`--saturation-only` stops there);
 2. cross-node delivery: one writer on node A, 1 000 readers spread over A, B and C, beside all on A;
 3. one room with a writer on each of three nodes: the highest rate held with p99 under 100 ms, beside three
    writers on one node.
 
-Each run lasts DURATION seconds (default 10). Needs root (or sudo) for the postgres user, and a release build.
+Each run lasts DURATION seconds (default 10). Needs root (or sudo) for the postgres user, and a release build: the
+script builds one (`swift build -c release`, in SCRATCH_PATH when set) unless LOCKSTEP names a `lockstep` binary.
 """
 import json
 import os
@@ -69,9 +71,14 @@ def start_postgres():
 
 
 def lockstep():
-    out = subprocess.run(["swift", "build", "-c", "release", "--product", "lockstep", "--show-bin-path"],
-                         cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
-    return os.path.join(out, "lockstep")
+    if os.environ.get("LOCKSTEP"):
+        return os.path.abspath(os.environ["LOCKSTEP"])
+    build = ["swift", "build", "-c", "release", "--product", "lockstep"]
+    if os.environ.get("SCRATCH_PATH"):
+        build += ["--scratch-path", os.environ["SCRATCH_PATH"]]
+    subprocess.run(build, cwd=ROOT, check=True, capture_output=True, text=True)
+    out = subprocess.run(build + ["--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    return os.path.join(out.strip(), "lockstep")
 
 
 def start_node(binary, storage):
@@ -161,6 +168,8 @@ def main():
     before = None
     if arguments[:1] == ["--before"]:
         before, arguments = arguments[1], arguments[2:]
+    saturation_only = "--saturation-only" in arguments
+    arguments = [argument for argument in arguments if argument != "--saturation-only"]
     output = arguments[0] if arguments else None
     summaries = []
     binary = lockstep()
@@ -188,8 +197,12 @@ def main():
             ratios[name] = (burst["actionsPerSecond"], rooms["actionsPerSecond"] if rooms else 0)
         eight = (f"{ratios['PostgreSQL'][1] / ratios['SQLite'][1]:.2f}" if ratios["SQLite"][1] else "n/a")
         summaries.append(f"{prefix or 'this build: '}PostgreSQL ÷ SQLite at saturation: "
-                         f"{ratios['PostgreSQL'][0] / ratios['SQLite'][0]:.2f} in one room, {eight} in eight rooms.")
+                         f"{ratios['PostgreSQL'][0] / ratios['SQLite'][0]:.2f} in one room, {eight} in eight rooms; "
+                         f"PostgreSQL's eight rooms ÷ its one room: "
+                         f"{ratios['PostgreSQL'][1] / ratios['PostgreSQL'][0]:.2f}.")
     lines += [""] + summaries + [""]
+    if saturation_only:
+        return write_report(lines, output)
 
     # 2. Cross-node delivery.
     nodes = [start_node(binary, ["--postgres", url]) for _ in range(3)]
@@ -217,6 +230,10 @@ def main():
     lines += ["", "Highest rate held with p99 under 100 ms: "
               + "; ".join(f"{name} {rate}/s" for name, rate in best.items()) + "."]
 
+    write_report(lines, output)
+
+
+def write_report(lines, output):
     text = "\n".join(lines) + "\n"
     if output:
         with open(output, "w") as file:

@@ -2,8 +2,41 @@ import LockstepStorage
 import PostgresNIO
 import Synchronization
 
-/// The listening connection: one per server, outside the pool, `LISTEN`ing on ``PostgresRoomStorage/channel``.
+/// The notices of commits, and the listening connection: one per server, outside the pool, `LISTEN`ing on
+/// ``PostgresRoomStorage/channel``.
 extension PostgresRoomStorage {
+    /// Announces `room`'s commit up to `version` to the other servers, with those of every room committed meanwhile.
+    func announce(room: String, version: Int) {
+        guard notices.add(room: room, version: version) else { return }
+        Task { [self] in await sendNotices() }
+    }
+
+    /// Sends what waits until nothing does, one statement at a time; a statement that fails is sent again (backing off
+    /// from 100 ms to 2 s) until the storage closes.
+    private func sendNotices() async {
+        var delay = Duration.milliseconds(100)
+        while true {
+            let waiting = notices.take()
+            if waiting.isEmpty { return }
+            let payloads = waiting.map { Notice(.committed(room: $0.key, version: $0.value), node: node).payload }
+            do throws(StorageError) {
+                try await bounded("announce commits") { [self] in
+                    try await client.withConnection { connection in
+                        let notify = Statements.Notify(channel: Self.channel, payloads: payloads)
+                        for try await _ in try await connection.execute(notify, logger: logger) {}
+                    }
+                }
+                delay = .milliseconds(100)
+            } catch {
+                guard !closed.load(ordering: .acquiring) else { return notices.stop() }
+                logger.warning("cannot announce commits to other servers yet", metadata: ["error": "\(error)"])
+                notices.putBack(waiting)
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
+            }
+        }
+    }
+
     /// Starts the listening task; returns once its first `LISTEN` is in place, so no later notification is missed.
     ///
     /// When the connection is lost, the task reconnects (backing off from 100 ms to 2 s), listens again and yields
@@ -43,8 +76,7 @@ extension PostgresRoomStorage {
         }
     }
 
-    /// Connects, listens, calls `listening`, then yields each notice of another node, and this node's commits of
-    /// rooms whose write went unanswered, until the connection ends.
+    /// Connects, listens, calls `listening`, then yields each notice of another node until the connection ends.
     private func listenOnce(_ listening: () -> Void) async throws {
         // Bounded by the configuration's connect timeout.
         let connection = try await PostgresConnection.connect(
@@ -58,7 +90,7 @@ extension PostgresRoomStorage {
                             logger.debug("ignored a notification", metadata: ["payload": "\(notification.payload)"])
                             continue
                         }
-                        if notice.node != node || isAwaited(notice) { continuation.yield(notice.event) }
+                        if notice.node != node { continuation.yield(notice.event) }
                     }
                 }
             } onCancel: {
@@ -69,11 +101,5 @@ extension PostgresRoomStorage {
             throw error
         }
         try? await connection.close()
-    }
-
-    /// Whether `notice` is this node's commit of a room whose write went unanswered; it is passed on once.
-    private func isAwaited(_ notice: Notice) -> Bool {
-        guard case .committed(let room, _) = notice.event else { return false }
-        return awaitedCommits.withLock { $0.remove(room) != nil }
     }
 }

@@ -134,20 +134,20 @@ extension PostgresRoomStorage {
                 """, logger: logger)
         }
         for snapshot in write.snapshots {
+            // One statement: none of its parts reads a row another writes.
             try await connection.query(
                 """
-                INSERT INTO snapshots (room, version, state, history, state_version)
-                VALUES (\(snapshot.room), \(snapshot.version), \(ByteBuffer(bytes: snapshot.state)),
-                    \(ByteBuffer(bytes: snapshot.history)), \(snapshot.stateVersion))
-                ON CONFLICT (room, version) DO UPDATE SET state = excluded.state, history = excluded.history,
-                    time = excluded.time, state_version = excluded.state_version
+                WITH new_snapshot AS (
+                    INSERT INTO snapshots (room, version, state, history, state_version)
+                    VALUES (\(snapshot.room), \(snapshot.version), \(ByteBuffer(bytes: snapshot.state)),
+                        \(ByteBuffer(bytes: snapshot.history)), \(snapshot.stateVersion))
+                    ON CONFLICT (room, version) DO UPDATE SET state = excluded.state, history = excluded.history,
+                        time = excluded.time, state_version = excluded.state_version
+                ), old_snapshots AS (
+                    DELETE FROM snapshots WHERE room = \(snapshot.room) AND version < \(snapshot.version)
+                )
+                DELETE FROM changes WHERE room = \(snapshot.room) AND version <= \(snapshot.version - keepHistory)
                 """, logger: logger)
-            try await connection.query(
-                "DELETE FROM snapshots WHERE room = \(snapshot.room) AND version < \(snapshot.version)",
-                logger: logger)
-            try await connection.query(
-                "DELETE FROM changes WHERE room = \(snapshot.room) AND version <= \(snapshot.version - keepHistory)",
-                logger: logger)
         }
     }
 

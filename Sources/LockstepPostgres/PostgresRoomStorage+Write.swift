@@ -13,10 +13,14 @@ extension PostgresRoomStorage {
         do {
             try await lockedWrite(room, after: version, sessions: sessions, gate: gate, prepare: prepare)
         } catch {
-            // A COMMIT sent may have landed: the caller must not say that nothing was stored.
-            guard gate.abandon() else { throw error }
-            awaitedCommits.withLock { _ = $0.insert(room) }
-            throw .uncertain("write room \(room): \(error)")
+            switch gate.abandon() {
+            case .notSent: throw error
+            // Answered just as the deadline passed: everything is stored.
+            case .committed: return
+            // A COMMIT sent may have landed: the caller must not say that nothing was stored. If it lands, the
+            // transaction's task announces it, to this server too.
+            case .unknown: throw .uncertain("write room \(room): \(error)")
+            }
         }
     }
 
@@ -27,46 +31,88 @@ extension PostgresRoomStorage {
         let keepHistory = configuration.keepHistory
         let idleLimit = String(Int(configuration.operationTimeout * 2 / .milliseconds(1)))
         try await bounded("write room \(room)") { [self] in
-            try await client.withTransaction(logger: logger) { connection in
+            let last = try await client.withTransaction(logger: logger) { connection in
                 // The room's lock; a server that stalls holding it releases it instead of holding every other server
                 // back. Its row exists once a client joined (`claim`); the insert covers rooms made before that.
-                var locked = try await lock(room, idleLimit: idleLimit, connection)
-                if locked == nil {
+                var found = try await lockAndRead(room, after: version, sessions: sessions, idleLimit, connection)
+                if found == nil {
                     try await connection.query(
                         "INSERT INTO rooms (room) VALUES (\(room)) ON CONFLICT (room) DO NOTHING", logger: logger)
-                    locked = try await lock(room, idleLimit: idleLimit, connection)
+                    found = try await lockAndRead(room, after: version, sessions: sessions, idleLimit, connection)
                 }
-                guard let (stored, epoch) = locked else { throw StorageError.database("room \(room) has no row") }
-                // A statement of its own after the lock: one begun before the wait would not see what the server
-                // that held the lock committed.
-                let found = try await missedAndMarks(room, after: version, sessions: sessions, connection)
-                let write = await prepare(RoomCatchUp(missed: found.missed, marks: found.marks, epoch: epoch))
+                guard let found else { throw StorageError.database("room \(room) has no row") }
+                var catchUp = found.catchUp
+                if !found.complete {
+                    // Another server committed the room after the statement began, and the lock waited for it: a
+                    // statement of its own sees what it committed.
+                    (catchUp.missed, catchUp.marks) = try await missedAndMarks(
+                        room, after: version, sessions: sessions, connection)
+                }
+                let write = await prepare(catchUp)
                 for (offset, change) in write.changes.enumerated()
-                where change.room != room || change.version != stored + 1 + offset {
+                where change.room != room || change.version != found.version + 1 + offset {
                     throw StorageError.database(
-                        "room \(room) is at version \(stored), so its next change is \(stored + 1 + offset), "
-                            + "not \(change.room) version \(change.version); nothing was stored")
+                        "room \(room) is at version \(found.version), so its next change is "
+                            + "\(found.version + 1 + offset), not \(change.room) version \(change.version); "
+                            + "nothing was stored")
                 }
                 try await commit(write, room: room, keepHistory: keepHistory, connection)
                 // Past the deadline the caller has been told the write failed: roll back rather than commit.
                 guard gate.enterCommit() else { throw CancellationError() }
+                return write.changes.last?.version
+            }
+            // Other servers hear of the commit after it; this one too when it had given up waiting for it.
+            let late = gate.committed()
+            if let last {
+                announce(room: room, version: last)
+                if late { continuation.yield(.committed(room: room, version: last)) }
             }
         }
     }
 
-    /// Locks `room`'s row for the transaction; its version and epoch, or nil when it has no row.
-    private func lock(
-        _ room: String, idleLimit: String, _ connection: PostgresConnection
-    ) async throws -> (version: Int, epoch: String?)? {
-        for try await (version, epoch, _) in try await connection.query(
-            """
-            SELECT version, epoch, set_config('idle_in_transaction_session_timeout', \(idleLimit), true)
-            FROM rooms WHERE room = \(room) FOR UPDATE
-            """, logger: logger
-        ).decode((Int, String?, String).self) {
-            return (version, epoch)
+    /// What a locked write finds under the lock.
+    private struct Found {
+        /// The room's stored version.
+        var version: Int
+        var catchUp: RoomCatchUp
+        /// Whether `catchUp` holds everything committed before the lock was granted.
+        var complete: Bool
+    }
+
+    /// Locks `room`'s row for the transaction and reads, in the same statement, what other servers committed after
+    /// `version` and the stored marks of `sessions`; nil when the room has no row.
+    ///
+    /// The statement reads the log as it was when it began. When another server committed the room after that (the
+    /// lock waited for it, or the row changed as the statement ran), the row locked is not the one the statement
+    /// sees (`ctid` differs): the read is incomplete. Every write of a room's log updates its row, so an unchanged row
+    /// means nothing was committed since.
+    private func lockAndRead(
+        _ room: String, after version: Int, sessions: [String], _ idleLimit: String, _ connection: PostgresConnection
+    ) async throws -> Found? {
+        var found = Found(version: 0, catchUp: RoomCatchUp(missed: [], marks: [], epoch: nil), complete: false)
+        var locked = false
+        let statement = Statements.LockAndRead(room: room, after: version, sessions: sessions, idleLimit: idleLimit)
+        for try await (kind, number, message, inverse, text, time, complete) in try await connection.execute(
+            statement, logger: logger)
+        {
+            switch kind {
+            case 0:
+                locked = true
+                found.version = number
+                found.catchUp.epoch = text
+                found.complete = complete ?? false
+            case 1:
+                guard let message, let inverse else { continue }
+                found.catchUp.missed.append(
+                    StoredChange(room: room, version: number, message: message.bytes, record: inverse.bytes))
+            default:
+                guard let text, let time else { continue }
+                found.catchUp.marks.append(StoredMark(room: room, session: text, seq: number, time: time))
+            }
         }
-        return nil
+        guard locked else { return nil }
+        found.catchUp.missed.sort { $0.version < $1.version }
+        return found
     }
 
     /// What other servers committed after `version`, and the stored marks of `sessions`, in one round trip.
@@ -94,8 +140,8 @@ extension PostgresRoomStorage {
         return (missed, marks)
     }
 
-    /// Stores one room's write in the open transaction: changes, marks, the room's version and the notice to other
-    /// servers in one statement; epochs, snapshots and the pruning of marks, when there are any, after it.
+    /// Stores one room's write in the open transaction: changes, marks and the room's version in one statement
+    /// (``Statements/Store``); epochs, snapshots and the pruning of marks, when there are any, after it.
     private func commit(
         _ write: RoomWrite, room: String, keepHistory: Int, _ connection: PostgresConnection
     ) async throws {
@@ -110,24 +156,11 @@ extension PostgresRoomStorage {
         }
         let marks = latest.values.sorted { $0.session < $1.session }
         let last = versions.last ?? 0
-        let notice = Notice(.committed(room: room, version: last), node: node).payload
-        try await connection.query(
-            """
-            WITH new_changes AS (
-                INSERT INTO changes (room, version, message, inverse)
-                SELECT \(room), * FROM unnest(\(versions)::bigint[], \(messages)::bytea[], \(inverses)::bytea[])
-                ON CONFLICT (room, version) DO UPDATE
-                    SET message = excluded.message, inverse = excluded.inverse, time = excluded.time
-            ), new_marks AS (
-                INSERT INTO session_marks (room, session, seq, time)
-                SELECT \(room), * FROM unnest(
-                    \(marks.map(\.session))::text[], \(marks.map(\.seq))::bigint[], \(marks.map(\.time))::float8[])
-                ON CONFLICT (room, session) DO UPDATE
-                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time
-            )
-            UPDATE rooms SET version = GREATEST(version, \(last)) WHERE room = \(room)
-            RETURNING CASE WHEN \(last > 0) THEN pg_notify(\(Self.channel), \(notice))::text END
-            """, logger: logger)
+        _ = try await connection.execute(
+            Statements.Store(
+                room: room, versions: versions, messages: messages, inverses: inverses, sessions: marks.map(\.session),
+                seqs: marks.map(\.seq), times: marks.map(\.time), last: last),
+            logger: logger)
         var rest = write
         rest.changes = []
         rest.sessions.marks = []
@@ -135,6 +168,18 @@ extension PostgresRoomStorage {
         if !marks.isEmpty {
             try await pruneMarks(
                 of: room, now: Date.now.timeIntervalSince1970, sessions: write.sessions, connection)
+        }
+    }
+
+    public func versions(of rooms: [String]) async throws(StorageError) -> [String: Int] {
+        try await bounded("read the versions of rooms") { [self] in
+            var versions: [String: Int] = [:]
+            for try await (room, version) in try await client.query(
+                "SELECT room, version FROM rooms WHERE room = ANY(\(rooms))", logger: logger
+            ).decode((String, Int).self) {
+                versions[room] = version
+            }
+            return versions
         }
     }
 

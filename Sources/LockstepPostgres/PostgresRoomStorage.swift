@@ -6,8 +6,8 @@ import Synchronization
 /// Rooms in PostgreSQL, shared by every server given the same database (`lockstep serve --postgres URL`).
 ///
 /// A room's row in `rooms` is its lock: ``write(room:after:sessions:prepare:)`` holds it (`SELECT … FOR UPDATE`)
-/// for one transaction, so every server commits a room's versions in one order. Commits and peer lists are announced
-/// with `pg_notify` on one channel, heard by each server's listening connection (``events()``).
+/// for one transaction, so every server commits a room's versions in one order. Commits (just after them) and peer
+/// lists are announced with `pg_notify` on one channel, heard by each server's listening connection (``events()``).
 ///
 /// Every call is bounded by ``Configuration/operationTimeout``: a database that cannot be reached makes calls throw
 /// `StorageError.unavailable` within it, never hang; none blocks its caller's thread.
@@ -47,9 +47,8 @@ public final class PostgresRoomStorage: SharedRoomStorage {
     let tasks = Mutex<[Task<Void, Never>]>([])
     let probing = Atomic(false)
     let closed = Atomic(false)
-    /// Rooms with a write of this node's whose COMMIT went unanswered: its own commit notice for them is passed on,
-    /// since the server does not know it has that change.
-    let awaitedCommits = Mutex<Set<String>>([])
+    /// Commits not yet announced to the other servers.
+    let notices = CommitNotices()
 
     /// Connects to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=require]`), creates or migrates
     /// the schema, refuses a database of another app, takes this server's node number and starts listening.
@@ -104,12 +103,14 @@ public final class PostgresRoomStorage: SharedRoomStorage {
         logger.info("rooms in PostgreSQL", metadata: ["node": "\(node)", "database": "\(location.description)"])
     }
 
-    /// Stops listening, withdraws this server's peers and closes every connection; returns at once, leaving the
-    /// withdrawal (bounded like every call) to finish on its own.
+    /// Stops listening, announces the last commits, withdraws this server's peers and closes every connection;
+    /// returns at once, leaving the rest (bounded like every call) to finish on its own.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         continuation.finish()
         Task { [self] in
+            let deadline = ContinuousClock.now + configuration.operationTimeout
+            while !notices.isIdle, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
             _ = try? await bounded("withdraw the peers") { [self] in
                 try await client.query("DELETE FROM peers WHERE node = \(node)")
             }

@@ -15,19 +15,18 @@ extension SharedLogPipeline {
             while !Task.isCancelled {
                 try? await server.clock.sleep(for: storage.peerLifetime / 3)
                 // A server that died stops renewing its peers: reading them again takes them out.
-                for room in server.rooms.values where !room.sessions.isEmpty {
-                    readRemotePeers(of: room, server: server)
+                let watched = server.rooms.values.filter { !$0.sessions.isEmpty }
+                for room in watched { readRemotePeers(of: room, server: server) }
+                // Nor does it announce what it committed just before it died.
+                if !watched.isEmpty, let versions = try? await storage.versions(of: watched.map(\.name)) {
+                    for (name, version) in versions { committed(name, version: version, server: server) }
                 }
             }
         }
         for await event in storage.events() {
             switch event {
             case .committed(let name, let version):
-                guard let room = server.rooms[name], version > room.store.version else { continue }
-                let state = state(of: room)
-                state.announced = max(state.announced, version)
-                pump(room, server: server)
-                follow(room, state, server: server)
+                committed(name, version: version, server: server)
             case .peersChanged(let name):
                 if let room = server.rooms[name] { readRemotePeers(of: room, server: server) }
             case .resynchronise:
@@ -39,6 +38,15 @@ extension SharedLogPipeline {
             }
         }
         renewal.cancel()
+    }
+
+    /// `name` is committed up to `version`: a room in memory that holds less follows.
+    private func committed(_ name: String, version: Int, server: isolated SyncServer) {
+        guard let room = server.rooms[name], version > room.store.version else { return }
+        let state = state(of: room)
+        state.announced = max(state.announced, version)
+        pump(room, server: server)
+        follow(room, state, server: server)
     }
 
     /// How a catch-up ended.

@@ -4,7 +4,8 @@ public import LockstepCore
 ///
 /// The storage decides each room's order of versions: a server commits a room's next changes only while it holds
 /// the room against every other server, after applying everything they committed before. Every server hears of every
-/// commit (``events()``) and sends its own clients the stored bytes, so all clients see the same patches.
+/// commit (``events()``, or ``versions(of:)`` when the notice of a server that died just after committing was never
+/// sent) and sends its own clients the stored bytes, so all clients see the same patches.
 ///
 /// Its own calls are `@concurrent`: they run on the task pool, as the database driver does.
 public protocol SharedRoomStorage: RoomStorage {
@@ -20,8 +21,10 @@ public protocol SharedRoomStorage: RoomStorage {
     /// `version` is the version this server holds; `sessions` name the client sessions whose requests are about to
     /// be applied. `prepare` receives what other servers committed after `version` (and those sessions' marks and the
     /// room's epoch, as stored); it applies that, then what waits to be applied, and returns what to store. That is
-    /// committed, and announced to every server, before `write` returns. Throws if the database cannot be reached:
-    /// then nothing was committed, or (the connection lost at the commit itself) possibly what `prepare` returned.
+    /// committed before `write` returns, and announced to every other server just after. Throws if the database cannot
+    /// be reached: then nothing was committed, or (the connection lost at the commit itself,
+    /// ``StorageError/uncertain``) possibly what `prepare` returned; if that lands after all, this server's
+    /// ``events()`` announce it too.
     @concurrent func write(
         room: String, after version: Int, sessions: [String],
         prepare: @escaping @concurrent @Sendable (RoomCatchUp) async -> RoomWrite
@@ -35,6 +38,10 @@ public protocol SharedRoomStorage: RoomStorage {
 
     /// What other servers commit and publish, as it happens, until ``RoomStorage/close()``. Call once.
     func events() -> AsyncStream<StorageEvent>
+
+    /// The latest committed version of each of `rooms` that exists, in one call: a server compares them with what it
+    /// holds now and then, since a server that dies between a commit and its notice never announces that commit.
+    @concurrent func versions(of rooms: [String]) async throws(StorageError) -> [String: Int]
 
     /// Publishes this server's clients in `room`, replacing what it published before; none withdraws them. They stay
     /// listed while this server runs, and leave every list within ``peerLifetime`` after it stops.

@@ -1,0 +1,105 @@
+import PostgresNIO
+
+/// The statements of every room write, prepared once per connection: parsing and planning them again for each write
+/// would cost PostgreSQL about as much as running them.
+enum Statements {
+    /// Locks a room's row for the transaction and reads, as the statement began, what was committed after a version
+    /// and the stored marks of some sessions. One row per result: kind 0 is the room (its version, epoch, and whether
+    /// its row is still the one the statement's snapshot sees), kind 1 a change, kind 2 a mark.
+    struct LockAndRead: PostgresPreparedStatement {
+        typealias Row = (Int, Int, ByteBuffer?, ByteBuffer?, String?, Double?, Bool?)
+
+        static let sql = """
+            WITH locked AS MATERIALIZED (
+                SELECT version, epoch, ctid, set_config('idle_in_transaction_session_timeout', $4, true)
+                FROM rooms WHERE room = $1 FOR UPDATE
+            )
+            SELECT 0::int8, version, NULL::bytea, NULL::bytea, epoch, NULL::float8,
+                ctid = (SELECT ctid FROM rooms WHERE room = $1)
+            FROM locked
+            UNION ALL
+            SELECT 1, version, message, inverse, NULL, NULL, NULL FROM changes WHERE room = $1 AND version > $2
+            UNION ALL
+            SELECT 2, seq, NULL, NULL, session, time, NULL FROM session_marks WHERE room = $1 AND session = ANY($3)
+            """
+
+        var room: String
+        var after: Int
+        var sessions: [String]
+        /// `idle_in_transaction_session_timeout` for the transaction, in milliseconds.
+        var idleLimit: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(room)
+            bindings.append(after)
+            bindings.append(sessions)
+            bindings.append(idleLimit)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// Inserts a room's new changes and upserts its sessions' marks (never moving a seq down), and moves its version.
+    /// A change that is already stored fails the statement: the primary key is a second guard of the order.
+    struct Store: PostgresPreparedStatement {
+        typealias Row = ()
+
+        static let sql = """
+            WITH new_changes AS (
+                INSERT INTO changes (room, version, message, inverse)
+                SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::bytea[])
+            ), new_marks AS (
+                INSERT INTO session_marks (room, session, seq, time)
+                SELECT $1, * FROM unnest($5::text[], $6::bigint[], $7::float8[])
+                ON CONFLICT (room, session) DO UPDATE
+                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time
+            )
+            UPDATE rooms SET version = GREATEST(version, $8) WHERE room = $1
+            """
+
+        var room: String
+        var versions: [Int]
+        var messages: [ByteBuffer]
+        var inverses: [ByteBuffer]
+        var sessions: [String]
+        var seqs: [Int]
+        var times: [Double]
+        var last: Int
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 8)
+            bindings.append(room)
+            bindings.append(versions)
+            bindings.append(messages)
+            bindings.append(inverses)
+            bindings.append(sessions)
+            bindings.append(seqs)
+            bindings.append(times)
+            bindings.append(last)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {}
+    }
+
+    /// Sends one notification per payload on a channel; a row for each, to be read.
+    struct Notify: PostgresPreparedStatement {
+        typealias Row = String?
+
+        static let sql = "SELECT pg_notify($1, payload)::text FROM unnest($2::text[]) AS payload"
+
+        var channel: String
+        var payloads: [String]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(channel)
+            bindings.append(payloads)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+}
