@@ -187,3 +187,45 @@ import Testing
         }
     }
 }
+
+/// A required field added to `State` without a migration: a young room (no snapshot of its own yet) is refused like
+/// an old one, since every room is read from its stored initial state, not replayed onto the new app's.
+@Suite(.timeLimit(.minutes(2))) struct YoungRoomMigrationTests {
+    /// Version 1 with an `owner` the developer added without a migration or a new state version.
+    struct Owned: Reducer {
+        struct State: Codable, Equatable, Sendable {
+            var books: [Shelf.V1.Book] = []
+            var owner = "nobody"
+        }
+        typealias Action = Shelf.V1.Action
+
+        var initialState: State { State() }
+
+        func reduce(into state: inout State, action: Action) throws(Rejection) -> Effect<Action> {
+            switch action {
+            case .add(let title): state.books.append(Shelf.V1.Book(title: title))
+            }
+            return .none
+        }
+    }
+
+    @Test(arguments: [false, true]) func aFieldAddedWithoutAMigrationFailsAlikeForYoungAndOldRooms(
+        snapshotted: Bool
+    ) async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withStoredServer(
+            in: directory, app: Shelf.v1, configure: { $0.snapshotInterval = snapshotted ? 1 : 1_000 }
+        ) { server in
+            let client = try await TestClient.connect(server, using: sharedTransport)
+            client.send(.action(id: "a", action: Shelf.add("Dune")))
+            try await client.catchUp(to: 1)
+        }
+        let owned = App("shelf", summary: "books with an owner, no migration", reducer: Owned())
+        try await withStoredServer(in: directory, app: owned) { server in
+            let read = try await HTTPGet(port: server.port, path: "/rooms/test")
+            #expect(read.status == 503, "\(read.text)")
+            #expect(read.text.contains("add a migration"))
+        }
+    }
+}
