@@ -19,11 +19,29 @@ struct KeepTests {
         return path
     }
 
-    /// A port no server listens on now (a server started and stopped on it), so a later one can take it.
-    static func freePort(app: App, data: String) throws -> Int {
-        let server = try makeServer(app: app, dataDirectory: data)
-        defer { server.shutdown() }
-        return server.port
+    /// A loopback port held by a socket that is bound but does not listen: connecting to it is refused, and no other
+    /// test's server can take it while the client works offline. ``release()`` frees it for the test's own server.
+    final class ReservedPort: Sendable {
+        let port: Int
+        private let descriptor: Int32
+
+        init() throws {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            self.descriptor = descriptor
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
+                }
+            }
+            guard descriptor >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        func release() { close(descriptor) }
     }
 
     /// The names of the files set aside in `directory`.
@@ -38,7 +56,8 @@ struct KeepTests {
             try? FileManager.default.removeItem(atPath: keep)
             try? FileManager.default.removeItem(atPath: data)
         }
-        let port = try Self.freePort(app: .todos, data: data)
+        let reserved = try ReservedPort()
+        let port = reserved.port
         let url = "ws://127.0.0.1:\(port)/rooms/offline-100"
         var session: String?
         var store: SharedStore<Todos>?
@@ -61,6 +80,7 @@ struct KeepTests {
             }
         }
         guard let store else { return }
+        reserved.release()
         let server = try makeServer(app: .todos, port: port, dataDirectory: data)
         defer { server.shutdown() }
         try await waitUntil("the kept actions to be applied", within: 30) { store.pendingCount == 0 }
@@ -89,7 +109,8 @@ struct KeepTests {
             try? FileManager.default.removeItem(atPath: keep)
             try? FileManager.default.removeItem(atPath: data)
         }
-        let port = try Self.freePort(app: .counter, data: data)
+        let reserved = try ReservedPort()
+        let port = reserved.port
         let arguments = [
             "ws://127.0.0.1:\(port)/rooms/killed", "--app", "counter", "--session", "phone-1", "--keep", keep,
         ]
@@ -102,6 +123,7 @@ struct KeepTests {
                 _ = client.child.waitForExit()
             }
         }
+        reserved.release()
         let server = try makeServer(app: .counter, port: port, dataDirectory: data)
         defer { server.shutdown() }
         // The third run sends five more, then everything kept, and exits once all fifteen are applied.

@@ -27,10 +27,10 @@ struct WebAssetTests {
             #expect(api.isSubset(of: methods), "the module lacks \(api.subtracting(methods))")
             let declaredMethods = Self.names(in: declarations.text, matching: #"\n  (\w+)(?:<[^>]*>)?\("#)
             #expect(api.isSubset(of: declaredMethods), "undeclared: \(api.subtracting(declaredMethods))")
-            let options = try #require(module.text.firstMatch(of: #/\{ (name, [^}]*) \} = \{\}/#)?.output.1)
+            let options = try #require(module.text.firstMatch(of: #/\{\s*(name,[^}]*)\}\s*=\s*\{\}/#)?.output.1)
             let optionNames = options.split(separator: ",").map {
-                $0.split(separator: "=")[0].trimmingCharacters(in: .whitespaces)
-            }
+                $0.split(separator: "=")[0].trimmingCharacters(in: .whitespacesAndNewlines)
+            }.filter { !$0.isEmpty }
             #expect(optionNames.count >= 7)
             for option in optionNames {
                 #expect(declarations.text.contains("  \(option)?:"), "RoomOptions lacks \(option)")
