@@ -19,31 +19,6 @@ struct KeepTests {
         return path
     }
 
-    /// A loopback port held by a socket that is bound but does not listen: connecting to it is refused, and no other
-    /// test's server can take it while the client works offline. ``release()`` frees it for the test's own server.
-    final class ReservedPort: Sendable {
-        let port: Int
-        private let descriptor: Int32
-
-        init() throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            self.descriptor = descriptor
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-                }
-            }
-            guard descriptor >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        func release() { close(descriptor) }
-    }
-
     /// The names of the files set aside in `directory`.
     static func setAside(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.contains(".set-aside-") }
@@ -116,7 +91,7 @@ struct KeepTests {
         ]
         // Two runs killed with -9 after their fifth kept action, before the next one.
         for run in 0..<2 {
-            let client = try KeptClientProcess(arguments: arguments)
+            let client = try ClientProcess(arguments: arguments)
             for count in (5 * run + 1)...(5 * run + 5) { try await client.keep("+", expecting: count) }
             try await offThePool {
                 client.child.send(SIGKILL)
@@ -127,10 +102,10 @@ struct KeepTests {
         let server = try makeServer(app: .counter, port: port, dataDirectory: data)
         defer { server.shutdown() }
         // The third run sends five more, then everything kept, and exits once all fifteen are applied.
-        let client = try KeptClientProcess(arguments: arguments)
+        let client = try ClientProcess(arguments: arguments)
         for count in 11...15 { try await client.keep("+", expecting: count, orFewer: true) }
         client.child.closeInput()
-        let status = try await client.finish()
+        let status = try await client.exitStatus()
         #expect(status == 0)
         let room = try await fetchRoom(port: port, room: "killed")
         #expect(room.state == ["count": 15])
@@ -233,30 +208,7 @@ struct KeepTests {
 }
 
 /// A `lockstep-client --keep` reading commands from a pipe, its stdout read as JSON lines.
-private final class KeptClientProcess: Sendable {
-    let child: ChildProcess
-    let lines: AsyncStream<JSON>
-
-    init(arguments: [String]) throws {
-        let child = try ChildProcess(
-            executable: try builtExecutable("lockstep-client"), arguments: arguments, pipeInput: true)
-        self.child = child
-        let (stream, continuation) = AsyncStream.makeStream(of: JSON.self)
-        lines = stream
-        Thread {
-            var buffer: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while let count = child.readChunk(into: &chunk) {
-                buffer += chunk[0..<count]
-                while let newline = buffer.firstIndex(of: 10) {
-                    if let json = try? JSON(parsing: Array(buffer[..<newline])) { continuation.yield(json) }
-                    buffer.removeSubrange(...newline)
-                }
-            }
-            continuation.finish()
-        }.start()
-    }
-
+extension ClientProcess {
     /// Types `command` and waits until the client says it is kept with `count` requests waiting (at most `count`
     /// when the server is there and answers some meanwhile).
     func keep(_ command: String, expecting count: Int, orFewer: Bool = false) async throws {
@@ -273,7 +225,7 @@ private final class KeptClientProcess: Sendable {
     }
 
     /// Waits for the client to exit; its status.
-    func finish() async throws -> Int32 {
+    func exitStatus() async throws -> Int32 {
         let lines = self.lines
         try await within(30, "lockstep-client to exit") { for await _ in lines {} }
         return try await offThePool { [child] in child.waitForExit() }

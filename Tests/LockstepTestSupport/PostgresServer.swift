@@ -168,20 +168,13 @@ public final class PostgresServer: Sendable {
 
     /// A port the kernel just gave a socket bound to 127.0.0.1, released for the server to take.
     public static func freePort() throws(PostgresServerError) -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw .failed("socket", String(cString: strerror(errno))) }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-            }
+        do {
+            let reserved = try ReservedPort()
+            defer { reserved.release() }
+            return reserved.port
+        } catch {
+            throw .failed(error.step, error.reason)
         }
-        guard bound else { throw .failed("bind", String(cString: strerror(errno))) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
