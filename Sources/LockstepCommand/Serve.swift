@@ -124,6 +124,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Client sessions whose seq marks one room keeps; past it the least recently active is forgotten.")
     var sessionLimit = 10_000
 
+    @Option(
+        help: """
+            Role a token needs for global undo, redo and revert (write or admin); below it they are refused while \
+            undo mine and redo mine need only write.
+            """)
+    var historyRole = AccessRole.write
+
     @Option(help: "PEM certificate (chain): serve TLS only, wss:// and https://, on --port. Needs --tls-key.")
     var tlsCert: String?
 
@@ -240,6 +247,7 @@ struct Serve: AsyncParsableCommand {
         configuration.handshakeTimeout = handshakeTimeout
         configuration.sessionIdle = sessionIdle
         configuration.sessionLimit = sessionLimit
+        configuration.historyRole = historyRole
         configuration.drainTimeout = drainTimeout
         configuration.tokens = try await auth.authority()
         configuration.privateParts = try PrivateParts(privatePattern)

@@ -112,7 +112,11 @@ public enum ServerMessage: Sendable, Equatable {
         case "presence":
             guard case .array(let list)? = object["peers"] else { throw .badMessage("missing array \"peers\"") }
             self = .presence(
-                list.map { Peer(client: $0["client"]?.stringValue ?? "", name: $0["name"]?.stringValue ?? "") })
+                list.map {
+                    Peer(
+                        client: $0["client"]?.stringValue ?? "", name: $0["name"]?.stringValue ?? "",
+                        subject: $0["sub"]?.stringValue)
+                })
         case "history":
             guard case .array(let list)? = object["entries"] else { throw .badMessage("missing array \"entries\"") }
             var entries: [HistoryRecord] = []

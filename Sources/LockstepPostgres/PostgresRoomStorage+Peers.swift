@@ -45,7 +45,7 @@ extension PostgresRoomStorage {
                 guard case .string(let client)? = entry["client"], case .string(let name)? = entry["name"] else {
                     return nil
                 }
-                return Peer(client: client, name: name)
+                return Peer(client: client, name: name, subject: entry["sub"]?.stringValue)
             }
         }
     }

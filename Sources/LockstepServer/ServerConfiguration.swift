@@ -34,6 +34,9 @@ public struct ServerConfiguration: Sendable {
     public var allowedOrigins: [String] = []
     /// Patches each room keeps so clients can resume with `since=`.
     public var resumeWindow = 10_000
+    /// The role needed for what acts on everyone's changes: global `undo`, `redo` and `revert` (`--history-role`).
+    /// With `.admin`, writers may take back only their own changes (`undo mine`). Applies with tokens only.
+    public var historyRole = AccessRole.write
     /// Open WebSocket connections the server accepts; further handshakes are refused. Nil: as many as the file
     /// descriptor limit allows, less 5 % (at least 8) kept for refusals, HTTP requests and storage.
     public var maxConnections: Int?

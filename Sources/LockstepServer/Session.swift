@@ -42,7 +42,7 @@ final class Session {
         self.client = client
         self.name = name
         self.room = room
-        self.canWrite = grant.map { $0.role == .write } ?? true
+        self.canWrite = grant.map { $0.role >= .write } ?? true
         self.subject = grant?.subject
         self.role = grant?.role
         let pointer = connection.query["path"].flatMap { try? JSONPointer($0) } ?? .root
@@ -53,7 +53,7 @@ final class Session {
         self.syncedVersion = room.releasedVersion
     }
 
-    var peer: Peer { Peer(client: client, name: name) }
+    var peer: Peer { Peer(client: client, name: name, subject: subject) }
 
     /// The `path=` the client asked for, as given (its snapshot and resume echo it).
     var path: String? { connection.query["path"] }

@@ -4,6 +4,19 @@ import LockstepTransport
 
 /// Access control: who may join a room, and with which role.
 extension SyncServer {
+    /// Why `session` may not act on everyone's changes with `request` (global `undo`, `redo`, `revert`), or nil:
+    /// below the history role they are refused, while `undo mine` and `redo mine` need only `write`.
+    func historyRefusal(of request: ClientMessage, by session: Session) -> String? {
+        guard let role = session.role, role < configuration.historyRole else { return nil }
+        switch request {
+        case .undo(_, false), .redo(_, false), .revert:
+            return "global undo, redo and revert take the \(configuration.historyRole.rawValue) role on this server; "
+                + "undo mine and redo mine take back your own changes"
+        default:
+            return nil
+        }
+    }
+
     /// What `connection` may do in `room`, or nil after refusing it: one `unauthorized` error, then
     /// close 1008. Runs before the connection joins the room, so a refused client sees no state.
     func admit(_ connection: WebSocketConnection, to room: String) -> AccessGrant? {

@@ -329,6 +329,10 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
+            if let refusal = historyRefusal(of: request, by: session) {
+                send(.error(id: request.id, code: "forbidden", message: refusal), to: session)
+                return
+            }
             // Even while the storage is unavailable: the write reconnects, and only a write that fails is refused.
             if case .revert(_, let version) = request, session.room.needsStoredHistory(toReach: version) {
                 return revertFromStorage(parsed, from: session, to: version)

@@ -88,7 +88,7 @@ public struct TokenAuthority: Sendable {
             throw .malformedToken("the room claim must be a room name or *")
         }
         guard let roleName = claims.role, let role = AccessRole(rawValue: roleName) else {
-            throw .malformedToken("the role claim must be read or write, not \(claims.role ?? "missing")")
+            throw .malformedToken("the role claim must be read, write or admin, not \(claims.role ?? "missing")")
         }
         return AccessGrant(room: room, role: role, subject: claims.sub)
     }

@@ -85,7 +85,7 @@ import LockstepTestSupport
             let elsewhere = try await tokens.issue(room: "other", role: .write, lifetime: .seconds(60))
             let forged = try await other.issue(room: "test", role: .write, lifetime: .seconds(60))
             let later = time(nil) + 60
-            let admin = try await tokens.sign(room: "test", role: "admin", lifetime: .seconds(60))
+            let admin = try await tokens.sign(room: "test", role: "superuser", lifetime: .seconds(60))
             let forever = try await tokens.sign(room: "test", role: "write", lifetime: nil)
             let roomless = try await tokens.sign(room: nil, role: "write", lifetime: .seconds(60))
             let badRoom = try await tokens.sign(room: "a/b", role: "write", lifetime: .seconds(60))
