@@ -8,6 +8,7 @@ public enum AccessRole: String, Sendable, Codable, CaseIterable, Comparable {
     /// (`--history-role admin`) asks for it.
     case admin
 
+    /// Whether `lhs` may do less than `rhs`: read, then write, then admin.
     public static func < (lhs: AccessRole, rhs: AccessRole) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
