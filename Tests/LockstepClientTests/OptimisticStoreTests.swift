@@ -91,9 +91,7 @@ struct OptimisticStoreTests {
             let server = try await fetchRoom(port: server.port, room: "converge")
             #expect(server.version == 20)
             for store in stores {
-                try await within(5, "the last patch") {
-                    while store.version < 20 { try await Task.sleep(for: .milliseconds(10)) }
-                }
+                try await waitUntil("the last patch", within: 5) { store.version >= 20 }
                 #expect(try store.confirmedState == server.state.decode(Todos.State.self))
                 #expect(store.state == store.confirmedState)
                 await store.close()
