@@ -53,8 +53,9 @@ protocol CommitPipeline: AnyObject {
     func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError>
     /// A room read by ``read(room:creating:server:)`` is now in memory.
     func installed(_ room: Room, server: isolated SyncServer)
-    /// Brings a room in memory up to what storage has before a client joins it (with `session`'s stored mark); false
-    /// when it cannot, and the client is then refused rather than sent an older state than its own.
+    /// Brings a room in memory up to what storage has before a client joins it (with `session`'s stored mark) or an
+    /// HTTP read answers from it (no session); false when it cannot, and the client is then refused rather than sent
+    /// an older state than its own.
     func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool
     /// A page of the stored changes of `room` (time travel, recordings); none in memory.
     func storedChanges(

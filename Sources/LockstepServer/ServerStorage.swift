@@ -36,7 +36,7 @@ public enum ServerStorage: Sendable {
     var label: String {
         switch self {
         case .memory: "memory"
-        case .local(let log): (log as? any CustomStringConvertible)?.description ?? "\(type(of: log))"
+        case .local(let log): "\(log)"
         case .shared: "shared"
         }
     }
