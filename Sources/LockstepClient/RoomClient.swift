@@ -53,8 +53,13 @@ public actor RoomClient {
     }
     /// The version of `state`.
     public private(set) var version = 0
-    /// Who is in the room, in join order.
+    /// Who is in the room, in join order, each with its presence state once it has one.
     public private(set) var peers: [Peer] = []
+    /// What this client says it is doing, as last given to ``setPresence(_:)``; nil for nothing.
+    public private(set) var presenceState: JSON?
+    /// Shortest time between two presence states this client sends, as the server's default `--presence-interval`:
+    /// states set in between are merged, and the latest goes out.
+    public static let presenceInterval = Duration.milliseconds(50)
     /// How many changes the room can undo now.
     public private(set) var undoCount = 0
     /// How many changes the room can redo now.
@@ -120,6 +125,16 @@ public actor RoomClient {
     /// The epoch of a kept file's state, checked against the server's at the first snapshot.
     private var keptEpochToCheck: String?
     private var saveTask: Task<Void, Never>?
+
+    /// ``presenceState`` has not reached the server on this connection yet.
+    private var presenceOwed = false
+    /// When the last presence state was sent, and the wait for the next one to be due.
+    private var lastPresenceSent: ContinuousClock.Instant?
+    private var presenceTimer: Task<Void, Never>?
+
+    /// The last error the server sent without a request id on the current connection before its first snapshot: why
+    /// it refuses the connection, when it then closes it.
+    private var refusal: String?
 
     private var runTask: Task<Void, Never>?
     private var connectWaiter: CheckedContinuation<Result<Void, RoomClientError>, Never>?
@@ -279,6 +294,7 @@ public actor RoomClient {
         guard !isClosed else { return }
         isClosed = true
         saveTask?.cancel()
+        presenceTimer?.cancel()
         socket?.close()
         runTask?.cancel()
         await runTask?.value
@@ -325,6 +341,39 @@ public actor RoomClient {
     @discardableResult
     public func revert(to target: Int) async throws(RoomClientError) -> Int {
         try await change { .revert(id: $0, to: target) }
+    }
+
+    /// Says what this client is doing (a cursor, "typing"): any JSON of at most the server's `--presence-limit` bytes
+    /// (1024 by default), or nil for nothing. Every client of the room sees it in ``peers``; it is never part of the
+    /// room's state. Sent at most once per ``presenceInterval``, the latest state winning, and again after each
+    /// reconnection (a server forgets it when the connection ends). A state the server refuses (`too_large`)
+    /// arrives as a `serverError` update.
+    public func setPresence(_ state: JSON?) throws(RoomClientError) {
+        guard !isClosed else { throw .closed }
+        presenceState = state
+        presenceOwed = true
+        sendPresenceWhenDue()
+    }
+
+    /// Sends the owed presence state now, or once ``presenceInterval`` has passed since the last one.
+    private func sendPresenceWhenDue() {
+        guard presenceOwed, presenceTimer == nil, let socket, synced else { return }
+        if let last = lastPresenceSent, last.duration(to: .now) < Self.presenceInterval {
+            let wait = Self.presenceInterval - last.duration(to: .now)
+            presenceTimer = Task {
+                try? await Task.sleep(for: wait)
+                self.presenceTimerEnded()
+            }
+            return
+        }
+        presenceOwed = false
+        lastPresenceSent = .now
+        socket.send(ClientMessage.presence(id: nil, state: presenceState ?? .null).json.serialized())
+    }
+
+    private func presenceTimerEnded() {
+        presenceTimer = nil
+        sendPresenceWhenDue()
     }
 
     /// The room's most recent changes, newest last (the server's default count when `limit` is nil).
@@ -416,6 +465,9 @@ public actor RoomClient {
                 return
             }
             self.socket = socket
+            refusal = nil
+            // A new connection starts with no presence state on the server.
+            presenceOwed = presenceState != nil
             for await message in socket.messages {
                 guard case .text(let bytes) = message else { continue }
                 receive(bytes)
@@ -435,9 +487,8 @@ public actor RoomClient {
             }
             guard !isClosed else { return }
             if !holdsState {
-                let reason = socket.closeReason.isEmpty ? "closed before the first snapshot" : socket.closeReason
                 guard keeper != nil else {
-                    finishConnect(.failure(.connectionFailed(reason)))
+                    finishConnect(.failure(Self.refused(by: socket, message: refusal)))
                     return
                 }
                 finishConnect(.success(()))
@@ -452,9 +503,20 @@ public actor RoomClient {
                 }
             }
             failures = wasSynced ? 1 : failures + 1
-            let reason = socket.closeReason.isEmpty ? "connection closed" : socket.closeReason
+            let reason =
+                (socket.closeReason.isEmpty ? "connection closed" : socket.closeReason)
+                + (refusal.map { ": \($0)" } ?? "")
             guard await waitBeforeRetry(reason: reason, failures: failures) else { return }
         }
+    }
+
+    /// Why a connection that ended before its first snapshot failed: the server's close code and reason, with the
+    /// error it sent before closing; a drop without a close frame is a failed connection.
+    private static func refused(by socket: WebSocket, message: String?) -> RoomClientError {
+        guard let code = socket.closeCode else {
+            return .connectionFailed(message ?? "closed before the first snapshot")
+        }
+        return .closedByServer(code: code, reason: socket.closeReason, message: message)
     }
 
     /// The close code of a server that is going away (draining): reconnect now.
@@ -583,6 +645,7 @@ public actor RoomClient {
                 }
                 emit(.outbox)
             } else {
+                if id == nil, !synced { refusal = message }
                 emit(.serverError(code: code, message: message))
             }
         case .presence(let peers):
@@ -590,6 +653,12 @@ public actor RoomClient {
             let left = self.peers.filter { peer in !peers.contains { $0.client == peer.client } }
             self.peers = peers
             emit(.presence(joined: joined, left: left))
+        case .presenceChanged(let changed):
+            for peer in changed {
+                guard let index = peers.firstIndex(where: { $0.client == peer.client }) else { continue }
+                peers[index] = peer
+            }
+            emit(.presence(joined: [], left: []))
         case .history(let id, let entries):
             if let id, id == barrier {
                 barrier = nil
@@ -621,6 +690,7 @@ public actor RoomClient {
             }
         }
         flushOutbox()
+        sendPresenceWhenDue()
     }
 
     /// Answers the requests the session's mark covered, with the mirror's version (which includes them).

@@ -5,6 +5,9 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidURL(String)
     /// The first connection could not be made (server down, wrong port, refused handshake).
     case connectionFailed(String)
+    /// The server closed the first connection before its snapshot, with the WebSocket close `code` and `reason`
+    /// (1011 and "the room cannot be loaded", say); `message` is the error it sent just before, saying why, if any.
+    case closedByServer(code: UInt16, reason: String, message: String?)
     /// The server refused the request; `code` is the protocol's error code (`rejected`, `nothing_to_undo`, ...).
     case server(code: String, message: String)
     /// The connection dropped while a `history` request was in flight (change requests wait in the outbox instead).
@@ -28,6 +31,9 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .invalidURL(let url): "not a room URL: \(url) (expected ws://HOST:PORT/rooms/ROOM or wss://)"
         case .connectionFailed(let reason): "cannot connect: \(reason)"
+        case .closedByServer(let code, let reason, let message):
+            "cannot connect: the server closed the connection (\(code)\(reason.isEmpty ? "" : " \(reason)"))"
+                + (message.map { ": \($0)" } ?? "")
         case .server(let code, let message): "\(code): \(message)"
         case .disconnected: "the connection dropped before the server answered"
         case .notConnected: "not connected (reconnecting); try again in a moment"

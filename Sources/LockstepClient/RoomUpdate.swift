@@ -13,7 +13,8 @@ public struct RoomUpdate: Sendable {
         /// The state moved one version forward (or more, for a view: the versions between changed nothing it shows);
         /// `changedPaths` are the locations the operations touched, relative to the view.
         case patch(ops: JSONPatch, cause: Cause, changedPaths: [JSONPointer])
-        /// Peers joined or left; the full list is in `peers`.
+        /// Peers joined or left, or only their presence states changed (both lists empty then); the full list, with
+        /// states, is in `peers`.
         case presence(joined: [Peer], left: [Peer])
         /// The connection's status changed.
         case status(ConnectionStatus)

@@ -1,5 +1,5 @@
 public import LockstepCore
-import LockstepJSON
+public import LockstepJSON
 
 /// A mirror typed by the server's reducer (``SharedStore`` for a whole room, ``SharedView`` for part of one): what
 /// it forwards to its untyped client, so both send the reducer's actions and read versions the same way.
@@ -45,6 +45,10 @@ extension TypedRoomClient {
     /// arrives (a ``SharedStore`` applies the actions still pending again over it).
     @discardableResult
     public func undo(mine: Bool = false) async throws(RoomClientError) -> Int { try await room.undo(mine: mine) }
+
+    /// Says what this client is doing, or nil for nothing; its peers see it in `peers` (see
+    /// ``RoomClient/setPresence(_:)``: throttled, the latest state wins).
+    public func setPresence(_ state: JSON?) async throws(RoomClientError) { try await room.setPresence(state) }
 
     /// Re-applies the most recently undone change; with `mine`, the latest one this client's own undo took back.
     /// Runs on the server only: not predicted.

@@ -10,7 +10,7 @@ struct Lockstep: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: name,
         abstract: "A server-authoritative state sync server: shared rooms, one reducer, JSON Patch to every client.",
-        subcommands: [Serve.self, GenerateLoad.self, Token.self, Replay.self],
+        subcommands: [Serve.self, GenerateLoad.self, Token.self, Replay.self, Check.self],
         defaultSubcommand: Serve.self
     )
 

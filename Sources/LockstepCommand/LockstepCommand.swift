@@ -1,7 +1,8 @@
 public import LockstepCore
 
 /// The `lockstep` command line as a library, so an executable built around its own reducers gets every subcommand
-/// and option of `lockstep`: `serve` (SQLite or PostgreSQL, tokens, TLS, drain on SIGTERM), `token`, `replay`, `load`.
+/// and option of `lockstep`: `serve` (SQLite or PostgreSQL, tokens, TLS, drain on SIGTERM), `token`, `replay`, `load`,
+/// `check` (every stored room loads with the app's migrations).
 ///
 /// ```swift
 /// import LockstepCommand

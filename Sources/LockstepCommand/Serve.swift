@@ -67,7 +67,17 @@ struct Serve: AsyncParsableCommand {
     var rateLimit = 1_000
 
     @Option(help: "Peers one presence message lists at most; its count field gives the room's size.")
-    var presenceLimit = 100
+    var presencePeers = 100
+
+    @Option(help: "Largest presence state a client may set, in bytes as the server writes it (larger: too_large).")
+    var presenceLimit = 1_024
+
+    @Option(
+        help: """
+            Shortest time between two presence messages of a room, per 100 clients in it (e.g. 50ms); joins, leaves \
+            and states in between are merged.
+            """)
+    var presenceInterval = Duration.milliseconds(50)
 
     @Option(help: "Directory where rooms are kept (SQLite, write-ahead). Created if missing.")
     var data = "./lockstep-data"
@@ -181,7 +191,8 @@ struct Serve: AsyncParsableCommand {
         }
         for (name, value) in [
             ("undo-depth", undoDepth), ("resume-window", resumeWindow), ("rate-limit", rateLimit),
-            ("keep-history", keepHistory), ("presence-limit", presenceLimit), ("audit-limit", auditLimit),
+            ("keep-history", keepHistory), ("presence-peers", presencePeers), ("audit-limit", auditLimit),
+            ("presence-limit", presenceLimit),
         ]
         where value < 0 {
             throw ValidationError("--\(name) cannot be negative")
@@ -199,6 +210,7 @@ struct Serve: AsyncParsableCommand {
         guard stallTimeout >= .zero, roomIdle >= .zero else {
             throw ValidationError("--stall-timeout and --room-idle cannot be negative")
         }
+        guard presenceInterval >= .zero else { throw ValidationError("--presence-interval cannot be negative") }
         guard sessionIdle >= .seconds(3_600) else { throw ValidationError("--session-idle must be at least 1h") }
         guard postgres == nil || !memory else { throw ValidationError("--postgres and --memory exclude each other") }
         guard postgresTimeout >= .milliseconds(100), peerLifetime >= .seconds(3) else {
@@ -240,7 +252,9 @@ struct Serve: AsyncParsableCommand {
         configuration.receiveBufferBytes = receiveBuffer
         configuration.eventLoop = eventLoop
         configuration.rateLimit = rateLimit
+        configuration.presencePeers = presencePeers
         configuration.presenceLimit = presenceLimit
+        configuration.presenceInterval = presenceInterval
         configuration.keepHistory = keepHistory
 
         configuration.maxConnectionsPerAddress = maxConnectionsPerIp

@@ -12,6 +12,9 @@ public enum ClientMessage: Sendable, Equatable {
     case history(id: String?, limit: Int?)
     /// Back to the state of version `to`, as one new change.
     case revert(id: String?, to: Int)
+    /// Says what the client is doing (its presence state: any JSON, `.null` clears it). Not a change: the room's
+    /// clients see it in `presence`, and it is never part of the room's state, versions or history.
+    case presence(id: String?, state: JSON)
 
     /// Longest `id` a client may send, in characters.
     public static let maxIDLength = 128
@@ -19,7 +22,9 @@ public enum ClientMessage: Sendable, Equatable {
     /// The request's `id`, echoed in `ack` and `error`.
     public var id: String? {
         switch self {
-        case .action(let id, _), .undo(let id, _), .redo(let id, _), .history(let id, _), .revert(let id, _): id
+        case .action(let id, _), .undo(let id, _), .redo(let id, _), .history(let id, _), .revert(let id, _),
+            .presence(let id, _):
+            id
         }
     }
 
@@ -64,6 +69,9 @@ public enum ClientMessage: Sendable, Equatable {
                 throw .badMessage("\"to\" must be a version: a non-negative integer")
             }
             self = .revert(id: id, to: version)
+        case "presence":
+            guard let state = object["state"] else { throw .badMessage("missing field \"state\"") }
+            self = .presence(id: id, state: state)
         default:
             throw .badMessage("unknown message type \"\(name)\"")
         }
@@ -111,6 +119,7 @@ public enum ClientMessage: Sendable, Equatable {
             object = ["type": "history"]
             if let limit { object["limit"] = .int(limit) }
         case .revert(_, let to): object = ["type": "revert", "to": .int(to)]
+        case .presence(_, let state): object = ["type": "presence", "state": state]
         }
         if let id { object["id"] = .string(id) }
         return .object(object)

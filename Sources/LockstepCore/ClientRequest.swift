@@ -3,15 +3,16 @@ public import LockstepJSON
 /// A client message with its `seq`: the number a client with a session gives each change request, so a request
 /// sent again after a reconnection is recognised and not applied twice.
 ///
-/// `seq` is read beside ``ClientMessage`` so the message cases keep their shapes. Every request but `history`
-/// may carry one.
+/// `seq` is read beside ``ClientMessage`` so the message cases keep their shapes. Every request but `history` and
+/// `presence` may carry one.
 public struct ClientRequest: Sendable, Equatable {
     /// Largest `seq` the protocol allows: 2^53 - 1, the largest integer every JSON reader keeps exactly.
     public static let maxSeq = (1 << 53) - 1
 
     /// What the client asks.
     public var message: ClientMessage
-    /// The request's `seq`: its number in the client's session, or nil when it has none (or is a `history`).
+    /// The request's `seq`: its number in the client's session, or nil when it has none (or is a `history` or a
+    /// `presence`).
     public var seq: Int?
 
     /// A request for `message`, numbered `seq` when the client has a session.
@@ -35,10 +36,12 @@ public struct ClientRequest: Sendable, Equatable {
         }
     }
 
-    /// Whether a message is a change request (numbered with `seq`); `history` is not.
+    /// Whether a message is a change request (numbered with `seq`); `history` and `presence` are not.
     public static func carriesSeq(_ message: ClientMessage) -> Bool {
-        if case .history = message { return false }
-        return true
+        switch message {
+        case .history, .presence: false
+        default: true
+        }
     }
 
     /// The message as the client sends it, with `seq` beside its other fields.

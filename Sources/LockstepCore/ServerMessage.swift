@@ -17,8 +17,11 @@ public enum ServerMessage: Sendable, Equatable {
     case ack(id: String?, version: Int)
     /// To the sender: its request `id` was not applied; `code` is one of the protocol's codes, `message` for people.
     case error(id: String?, code: String, message: String)
-    /// The clients now in the room, in join order.
+    /// The clients now in the room, in join order, each with its presence state once it has one: on every join and
+    /// leave.
     case presence([Peer])
+    /// Only presence states changed: the peers whose state did, each whole, with its latest state (nil: cleared).
+    case presenceChanged([Peer])
     /// The answer to a `history` request: the latest changes, newest last.
     case history(id: String?, entries: [HistoryRecord])
 
@@ -57,6 +60,8 @@ public enum ServerMessage: Sendable, Equatable {
             return Self.reply("error", id: id, ["code": .string(code), "message": .string(message)])
         case .presence(let peers):
             return ["type": "presence", "peers": .array(peers.map(\.json))]
+        case .presenceChanged(let peers):
+            return ["type": "presence", "changed": .array(peers.map(\.changeJSON))]
         case .history(let id, let entries):
             let list = entries.map { JSON.object(["version": .int($0.version), "cause": $0.cause.json]) }
             return Self.reply("history", id: id, ["entries": .array(list)])
@@ -110,13 +115,12 @@ public enum ServerMessage: Sendable, Equatable {
         case "error":
             self = .error(id: id, code: try string("code"), message: try string("message"))
         case "presence":
+            if case .array(let list)? = object["changed"] {
+                self = .presenceChanged(list.compactMap(Peer.init(json:)))
+                return
+            }
             guard case .array(let list)? = object["peers"] else { throw .badMessage("missing array \"peers\"") }
-            self = .presence(
-                list.map {
-                    Peer(
-                        client: $0["client"]?.stringValue ?? "", name: $0["name"]?.stringValue ?? "",
-                        subject: $0["sub"]?.stringValue)
-                })
+            self = .presence(list.compactMap(Peer.init(json:)))
         case "history":
             guard case .array(let list)? = object["entries"] else { throw .badMessage("missing array \"entries\"") }
             var entries: [HistoryRecord] = []

@@ -26,22 +26,36 @@ extension PostgresRoomStorage {
     public func load(room: String) async throws(StorageError) -> StoredRoom? {
         try await bounded("load room \(room)") { [self] in
             try await client.withConnection { connection in
-                var snapshot: StoredSnapshot?
-                for try await (version, state, history, stateVersion) in try await connection.query(
-                    """
-                    SELECT version, state, history, state_version FROM snapshots WHERE room = \(room)
-                    ORDER BY version DESC LIMIT 1
-                    """, logger: logger
-                ).decode((Int, ByteBuffer, ByteBuffer, Int).self) {
-                    snapshot = StoredSnapshot(
-                        room: room, version: version, state: state.bytes, history: history.bytes,
-                        stateVersion: stateVersion)
-                }
-                let changes = try await Self.changes(connection, room: room, after: snapshot?.version ?? 0, logger)
-                if snapshot == nil && changes.isEmpty { return nil }
-                return StoredRoom(snapshot: snapshot, changes: changes)
+                try await Self.load(room: room, connection, logger)
             }
         }
+    }
+
+    /// The latest snapshot of `room` and every change after it, read on `connection`; nil for a room never stored.
+    /// Without `stateVersions` (a schema from before them) every snapshot is of state version 1.
+    static func load(
+        room: String, _ connection: PostgresConnection, stateVersions: Bool = true, _ logger: Logger
+    ) async throws -> StoredRoom? {
+        var snapshot: StoredSnapshot?
+        let query: PostgresQuery =
+            stateVersions
+            ? """
+            SELECT version, state, history, state_version FROM snapshots WHERE room = \(room)
+            ORDER BY version DESC LIMIT 1
+            """
+            : """
+            SELECT version, state, history, 1::bigint FROM snapshots WHERE room = \(room)
+            ORDER BY version DESC LIMIT 1
+            """
+        for try await (version, state, history, stateVersion) in try await connection.query(query, logger: logger)
+            .decode((Int, ByteBuffer, ByteBuffer, Int).self)
+        {
+            snapshot = StoredSnapshot(
+                room: room, version: version, state: state.bytes, history: history.bytes, stateVersion: stateVersion)
+        }
+        let changes = try await changes(connection, room: room, after: snapshot?.version ?? 0, logger)
+        if snapshot == nil && changes.isEmpty { return nil }
+        return StoredRoom(snapshot: snapshot, changes: changes)
     }
 
     public func changes(
@@ -80,10 +94,10 @@ extension PostgresRoomStorage {
     public func marks(room: String) async throws(StorageError) -> [StoredMark] {
         try await bounded("read the sessions of room \(room)") { [self] in
             var marks: [StoredMark] = []
-            for try await (session, seq, time) in try await client.query(
-                "SELECT session, seq, time FROM session_marks WHERE room = \(room)", logger: logger
-            ).decode((String, Int, Double).self) {
-                marks.append(StoredMark(room: room, session: session, seq: seq, time: time))
+            for try await (session, seq, time, answer) in try await client.query(
+                "SELECT session, seq, time, answer FROM session_marks WHERE room = \(room)", logger: logger
+            ).decode((String, Int, Double, String?).self) {
+                marks.append(StoredMark(room: room, session: session, seq: seq, time: time, answer: answer))
             }
             return marks
         }
@@ -91,10 +105,11 @@ extension PostgresRoomStorage {
 
     public func mark(room: String, session: String) async throws(StorageError) -> StoredMark? {
         try await bounded("read a session of room \(room)") { [self] in
-            for try await (seq, time) in try await client.query(
-                "SELECT seq, time FROM session_marks WHERE room = \(room) AND session = \(session)", logger: logger
-            ).decode((Int, Double).self) {
-                return StoredMark(room: room, session: session, seq: seq, time: time)
+            for try await (seq, time, answer) in try await client.query(
+                "SELECT seq, time, answer FROM session_marks WHERE room = \(room) AND session = \(session)",
+                logger: logger
+            ).decode((Int, Double, String?).self) {
+                return StoredMark(room: room, session: session, seq: seq, time: time, answer: answer)
             }
             return nil
         }
@@ -159,10 +174,11 @@ extension PostgresRoomStorage {
             rooms.insert(mark.room)
             try await connection.query(
                 """
-                INSERT INTO session_marks (room, session, seq, time) VALUES (\(mark.room), \(mark.session),
-                    \(mark.seq), \(mark.time))
+                INSERT INTO session_marks (room, session, seq, time, answer) VALUES (\(mark.room), \(mark.session),
+                    \(mark.seq), \(mark.time), \(mark.answer))
                 ON CONFLICT (room, session) DO UPDATE
-                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time
+                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time,
+                        answer = COALESCE(excluded.answer, session_marks.answer)
                 """, logger: logger)
         }
         for room in rooms.sorted() { try await pruneMarks(of: room, now: now, sessions: sessions, connection) }

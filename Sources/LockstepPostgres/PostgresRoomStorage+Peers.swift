@@ -4,7 +4,8 @@ public import LockstepStorage
 import PostgresNIO
 import Synchronization
 
-/// Presence across servers: each server keeps one row per room listing its clients, renewed while it runs.
+/// Presence across servers: each server keeps one row per room listing its clients, each with its presence state
+/// where it has one, renewed while it runs; every publication tells the other servers with a notice.
 extension PostgresRoomStorage {
     public func publish(peers: [Peer], room: String) async throws(StorageError) {
         let lifetime = Self.interval(configuration.peerLifetime)
@@ -41,12 +42,7 @@ extension PostgresRoomStorage {
         }
         return lists.flatMap { list -> [Peer] in
             guard case .array(let entries)? = try? JSON(parsing: list.bytes) else { return [] }
-            return entries.compactMap { entry in
-                guard case .string(let client)? = entry["client"], case .string(let name)? = entry["name"] else {
-                    return nil
-                }
-                return Peer(client: client, name: name, subject: entry["sub"]?.stringValue)
-            }
+            return entries.compactMap(Peer.init(json:))
         }
     }
 

@@ -4,7 +4,7 @@ import PostgresNIO
 /// The tables, created and migrated when a server starts.
 extension PostgresRoomStorage {
     /// The schema this code writes, kept in `lockstep_meta` under `schema_version`.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
     /// The key of the advisory lock that makes servers starting together migrate one after the other.
     private static let migrationLock = 0x6C6F_636B_7374_6570 as Int
 
@@ -44,6 +44,8 @@ extension PostgresRoomStorage {
         ],
         // The app's state version each snapshot is written in; those from before are version 1.
         ["ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS state_version bigint NOT NULL DEFAULT 1"],
+        // The first answer of a request with an idempotency key, kept in the key's mark.
+        ["ALTER TABLE session_marks ADD COLUMN IF NOT EXISTS answer text"],
     ]
 
     /// Creates or migrates the schema under an advisory lock; refuses a newer schema or another app's database.

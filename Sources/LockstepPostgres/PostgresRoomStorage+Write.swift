@@ -107,7 +107,10 @@ extension PostgresRoomStorage {
                     StoredChange(room: room, version: number, message: message.bytes, record: inverse.bytes))
             default:
                 guard let text, let time else { continue }
-                found.catchUp.marks.append(StoredMark(room: room, session: text, seq: number, time: time))
+                found.catchUp.marks.append(
+                    StoredMark(
+                        room: room, session: text, seq: number, time: time,
+                        answer: message.map { String(decoding: $0.readableBytesView, as: UTF8.self) }))
             }
         }
         guard locked else { return nil }
@@ -126,12 +129,13 @@ extension PostgresRoomStorage {
             SELECT version, message, inverse, NULL::text, NULL::float8 FROM changes
             WHERE room = \(room) AND version > \(version)
             UNION ALL
-            SELECT seq, NULL::bytea, NULL::bytea, session, time FROM session_marks
+            SELECT seq, convert_to(answer, 'UTF8'), NULL::bytea, session, time FROM session_marks
             WHERE room = \(room) AND session = ANY(\(sessions))
             """, logger: logger
         ).decode((Int, ByteBuffer?, ByteBuffer?, String?, Double?).self) {
             if let session, let time {
-                marks.append(StoredMark(room: room, session: session, seq: number, time: time))
+                let answer = message.map { String(decoding: $0.readableBytesView, as: UTF8.self) }
+                marks.append(StoredMark(room: room, session: session, seq: number, time: time, answer: answer))
             } else if let message, let inverse {
                 missed.append(StoredChange(room: room, version: number, message: message.bytes, record: inverse.bytes))
             }
@@ -152,14 +156,15 @@ extension PostgresRoomStorage {
         var latest: [String: StoredMark] = [:]
         for mark in write.sessions.marks where mark.room == room {
             latest[mark.session] = StoredMark(
-                room: room, session: mark.session, seq: max(mark.seq, latest[mark.session]?.seq ?? 0), time: mark.time)
+                room: room, session: mark.session, seq: max(mark.seq, latest[mark.session]?.seq ?? 0), time: mark.time,
+                answer: mark.answer ?? latest[mark.session]?.answer)
         }
         let marks = latest.values.sorted { $0.session < $1.session }
         let last = versions.last ?? 0
         _ = try await connection.execute(
             Statements.Store(
                 room: room, versions: versions, messages: messages, inverses: inverses, sessions: marks.map(\.session),
-                seqs: marks.map(\.seq), times: marks.map(\.time), last: last),
+                seqs: marks.map(\.seq), times: marks.map(\.time), last: last, answers: marks.map { $0.answer ?? "" }),
             logger: logger)
         var rest = write
         rest.changes = []

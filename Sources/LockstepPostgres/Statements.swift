@@ -5,7 +5,7 @@ import PostgresNIO
 enum Statements {
     /// Locks a room's row for the transaction and reads, as the statement began, what was committed after a version
     /// and the stored marks of some sessions. One row per result: kind 0 is the room (its version, epoch, and whether
-    /// its row is still the one the statement's snapshot sees), kind 1 a change, kind 2 a mark.
+    /// its row is still the one the statement's snapshot sees), kind 1 a change, kind 2 a mark (its answer as bytes).
     struct LockAndRead: PostgresPreparedStatement {
         typealias Row = (Int, Int, ByteBuffer?, ByteBuffer?, String?, Double?, Bool?)
 
@@ -20,7 +20,8 @@ enum Statements {
             UNION ALL
             SELECT 1, version, message, inverse, NULL, NULL, NULL FROM changes WHERE room = $1 AND version > $2
             UNION ALL
-            SELECT 2, seq, NULL, NULL, session, time, NULL FROM session_marks WHERE room = $1 AND session = ANY($3)
+            SELECT 2, seq, convert_to(answer, 'UTF8'), NULL, session, time, NULL FROM session_marks
+            WHERE room = $1 AND session = ANY($3)
             """
 
         var room: String
@@ -41,7 +42,8 @@ enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// Inserts a room's new changes and upserts its sessions' marks (never moving a seq down), and moves its version.
+    /// Inserts a room's new changes and upserts its sessions' marks (never moving a seq down; an empty answer is
+    /// none), and moves its version.
     /// A change that is already stored fails the statement: the primary key is a second guard of the order.
     struct Store: PostgresPreparedStatement {
         typealias Row = ()
@@ -51,10 +53,12 @@ enum Statements {
                 INSERT INTO changes (room, version, message, inverse)
                 SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::bytea[])
             ), new_marks AS (
-                INSERT INTO session_marks (room, session, seq, time)
-                SELECT $1, * FROM unnest($5::text[], $6::bigint[], $7::float8[])
+                INSERT INTO session_marks (room, session, seq, time, answer)
+                SELECT $1, s, q, t, NULLIF(a, '') FROM unnest($5::text[], $6::bigint[], $7::float8[], $9::text[])
+                    AS u(s, q, t, a)
                 ON CONFLICT (room, session) DO UPDATE
-                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time
+                    SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time,
+                        answer = COALESCE(excluded.answer, session_marks.answer)
             )
             UPDATE rooms SET version = GREATEST(version, $8) WHERE room = $1
             """
@@ -67,9 +71,10 @@ enum Statements {
         var seqs: [Int]
         var times: [Double]
         var last: Int
+        var answers: [String]
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 8)
+            var bindings = PostgresBindings(capacity: 9)
             bindings.append(room)
             bindings.append(versions)
             bindings.append(messages)
@@ -78,6 +83,7 @@ enum Statements {
             bindings.append(seqs)
             bindings.append(times)
             bindings.append(last)
+            bindings.append(answers)
             return bindings
         }
 

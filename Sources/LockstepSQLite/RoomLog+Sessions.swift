@@ -5,8 +5,8 @@ public import LockstepStorage
 /// Session marks and room epochs, in the same SQLite file and transactions as the changes.
 extension RoomLog {
     /// The schema this code writes (`PRAGMA user_version`): 1 added `session_marks` and `room_epochs`, 2 the snapshots'
-    /// `state_version` and the app marker (`RoomLog+StateVersions.swift`).
-    static let schemaVersion = 2
+    /// `state_version` and the app marker (`RoomLog+StateVersions.swift`), 3 the marks' `answer` (idempotency keys).
+    static let schemaVersion = 3
 
     /// Brings an older database up to ``schemaVersion``; refuses one written by a newer server.
     static func migrateSessions(_ db: Database) throws {
@@ -19,13 +19,15 @@ extension RoomLog {
         try db.execute(
             sql: """
                 CREATE TABLE IF NOT EXISTS session_marks (
-                    room TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, time REAL NOT NULL,
+                    room TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, time REAL NOT NULL, answer TEXT,
                     PRIMARY KEY (room, session)
                 ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS room_epochs (
                     room TEXT PRIMARY KEY NOT NULL, epoch TEXT NOT NULL
                 ) WITHOUT ROWID;
                 """)
+        let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(session_marks)").map { $0["name"] as String }
+        if !columns.contains("answer") { try db.execute(sql: "ALTER TABLE session_marks ADD COLUMN answer TEXT") }
     }
 
     /// Statements are compiled once per connection (`cachedStatement`): they run in every group commit.
@@ -39,10 +41,11 @@ extension RoomLog {
             rooms.insert(mark.room)
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO session_marks (room, session, seq, time) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (room, session) DO UPDATE SET seq = max(seq, excluded.seq), time = excluded.time
+                    INSERT INTO session_marks (room, session, seq, time, answer) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (room, session) DO UPDATE
+                        SET seq = max(seq, excluded.seq), time = excluded.time, answer = coalesce(excluded.answer, answer)
                     """
-            ).execute(arguments: [mark.room, mark.session, mark.seq, mark.time])
+            ).execute(arguments: [mark.room, mark.session, mark.seq, mark.time, mark.answer])
         }
         for room in rooms {
             if sessions.idleSeconds.isFinite {
@@ -61,17 +64,19 @@ extension RoomLog {
     public func marks(room: String) async throws(StorageError) -> [StoredMark] {
         try await read { db in
             try Row.fetchAll(
-                db, sql: "SELECT session, seq, time FROM session_marks WHERE room = ?", arguments: [room]
-            ).map { StoredMark(room: room, session: $0["session"], seq: $0["seq"], time: $0["time"]) }
+                db, sql: "SELECT session, seq, time, answer FROM session_marks WHERE room = ?", arguments: [room]
+            ).map {
+                StoredMark(room: room, session: $0["session"], seq: $0["seq"], time: $0["time"], answer: $0["answer"])
+            }
         }
     }
 
     public func mark(room: String, session: String) async throws(StorageError) -> StoredMark? {
         try await read { db in
             try Row.fetchOne(
-                db, sql: "SELECT seq, time FROM session_marks WHERE room = ? AND session = ?",
+                db, sql: "SELECT seq, time, answer FROM session_marks WHERE room = ? AND session = ?",
                 arguments: [room, session]
-            ).map { StoredMark(room: room, session: session, seq: $0["seq"], time: $0["time"]) }
+            ).map { StoredMark(room: room, session: session, seq: $0["seq"], time: $0["time"], answer: $0["answer"]) }
         }
     }
 

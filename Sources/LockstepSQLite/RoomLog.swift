@@ -8,6 +8,9 @@ public import LockstepStorage
 /// A change is written (and, with `--sync full`, flushed to disk) before its patch or ack leaves
 /// the server; snapshots bound how much of the log a restart replays, and compaction bounds the
 /// log itself. One server at a time may use a data directory: a lock file enforces it.
+///
+/// ``init(readingOnly:app:)`` opens a directory for reading alone, as `lockstep check` does: it writes nothing, and
+/// it cannot be opened while a server uses the directory (nor a server started while it is open).
 public final class RoomLog: RoomStorage {
     /// How far a commit goes before it counts as written.
     public enum Sync: String, Sendable, CaseIterable {
@@ -17,9 +20,13 @@ public final class RoomLog: RoomStorage {
         case full
     }
 
+    /// The data directory: `rooms.sqlite`, its write-ahead files and the lock file.
     public let directory: String
     let database: DatabaseQueue
     private let lock: DirectoryLock
+    /// Whether the snapshots have a `state_version` column: a directory of schema 1, opened only for reading, is not
+    /// migrated, and its snapshots are all of state version 1.
+    private let snapshotsHaveStateVersions: Bool
     /// Set by ``close()``: a read or write still queued then fails instead of touching the closed database.
     private let closed = Atomic(false)
     /// Where every read and write runs, one at a time, as SQLite's single connection does them anyway.
@@ -64,6 +71,41 @@ public final class RoomLog: RoomStorage {
             throw error
         } catch {
             throw .unwritableDirectory(path: directory, reason: "\(error)")
+        }
+        snapshotsHaveStateVersions = true
+    }
+
+    /// Opens the log in `directory` for reading only: nothing is created, migrated or written, and `rooms.sqlite`
+    /// stays byte for byte as it was. Every write throws.
+    ///
+    /// It holds the directory's lock shared while open, so it throws ``StorageError/directoryInUse(path:)`` while a
+    /// server uses the directory, and a server cannot start on it meanwhile; several readers may read at once. With
+    /// `app`, it refuses a directory whose rooms another app wrote; an older schema is read as it is.
+    public init(readingOnly directory: String, app: String? = nil) throws(StorageError) {
+        self.directory = directory
+        let file = directory + "/rooms.sqlite"
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw .database("\(directory) holds no rooms: it has no rooms.sqlite")
+        }
+        // Released by its own deinit if opening fails below.
+        lock = try DirectoryLock(directory: directory, shared: true)
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "lockstep.rooms.read"
+        do {
+            do {
+                database = try DatabaseQueue(path: Self.readOnlyLocation(of: file), configuration: configuration)
+            } catch {
+                // An SQLite built without URI file names: the plain path, read-only.
+                database = try DatabaseQueue(path: file, configuration: configuration)
+            }
+            snapshotsHaveStateVersions = try database.read { db in
+                try Self.checkReadable(db, directory: directory, app: app)
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw .database("cannot read \(file): \(error)")
         }
     }
 
@@ -150,11 +192,12 @@ public final class RoomLog: RoomStorage {
 
     /// The latest snapshot of `room` and every change after it; nil for a room never stored.
     public func load(room: String) async throws(StorageError) -> StoredRoom? {
-        try await read { db in
+        let stateVersion = snapshotsHaveStateVersions ? "state_version" : "1 AS state_version"
+        return try await read { db in
             let snapshotRow = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT version, state, history, state_version FROM snapshots WHERE room = ?
+                    SELECT version, state, history, \(stateVersion) FROM snapshots WHERE room = ?
                     ORDER BY version DESC LIMIT 1
                     """,
                 arguments: [room]

@@ -35,8 +35,8 @@ protocol CommitPipeline: AnyObject {
         _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer)
     /// A session's mark moved with a request just applied; the request's ack waits until it is stored.
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer)
-    /// A reply to one client: it leaves after every patch and reply its room holds back before it.
-    func reply(_ frame: OutboundFrame, to session: Session, server: isolated SyncServer)
+    /// An answer to one requester: it leaves after every patch and answer its room holds back before it.
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer)
     /// Nothing of `room` waits in the pipeline or is being written.
     func isIdle(_ room: Room) -> Bool
     /// Has an idle room leave memory (``SyncServer/evict(_:at:)``) once everything of it is stored.

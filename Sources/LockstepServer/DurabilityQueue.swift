@@ -10,7 +10,7 @@ final class DurabilityQueue {
     /// Something that may leave the server only after the log has what precedes it.
     enum Release {
         case patch(Room, Room.LoggedPatch)
-        case reply(Session, OutboundFrame)
+        case reply(any Requester, RequestAnswer)
         /// An idle room whose snapshot at `version` is written: it may leave memory.
         case evict(Room, version: Int)
     }

@@ -43,11 +43,11 @@ final class LocalLogPipeline: LoggingPipeline {
         scheduleWrite(server: server)
     }
 
-    func reply(_ frame: OutboundFrame, to session: Session, server: isolated SyncServer) {
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {
         if queue.isIdle {
-            session.reply(frame)
+            requester.answer(answer)
         } else {
-            queue.pending.append(.reply(session, frame))
+            queue.pending.append(.reply(requester, answer))
         }
     }
 
@@ -131,13 +131,13 @@ final class LocalLogPipeline: LoggingPipeline {
         let untouched = { (room: Room) in affected[room.name] == nil }
         server.release(
             items.filter { item in
-                if case .reply(let session, _) = item { return untouched(session.room) }
+                if case .reply(let requester, _) = item { return untouched(requester.room) }
                 return false
             })
         queue.pending.removeAll { item in
             switch item {
             case .patch(let room, _), .evict(let room, _): !untouched(room)
-            case .reply(let session, _): !untouched(session.room)
+            case .reply(let requester, _): !untouched(requester.room)
             }
         }
         queue.rows.removeAll { affected[$0.room] != nil }

@@ -20,8 +20,8 @@ final class MemoryPipeline: CommitPipeline {
         room.marks.stored(mark.session, upTo: mark.seq)
     }
 
-    func reply(_ frame: OutboundFrame, to session: Session, server: isolated SyncServer) {
-        session.reply(frame)
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {
+        requester.answer(answer)
     }
 
     func evict(_ room: Room, server: isolated SyncServer) {}

@@ -18,9 +18,12 @@ final class RecordingStream {
 
     /// The body this stream feeds, resumed when a page read from storage arrives.
     weak var body: HTTPBodyStream?
-    private var pending: [UInt8]
+    private var pending: [UInt8] = []
     private var nextVersion: Int
-    private let lastVersion: Int
+    /// The newest version the recording holds: the room's released version when it started.
+    let lastVersion: Int
+    /// How each line goes on the wire.
+    private let format: RecordingFormat
     private let readPage: PageReader
     /// The room's recent patches when the recording started; later trimming of the room's own copy does not touch it.
     private let recent: Deque<Room.LoggedPatch>
@@ -31,13 +34,17 @@ final class RecordingStream {
     private var failed = false
 
     /// A recording of `room` whose first line, `snapshotLine`, is the state at `version`; it ends at the room's
-    /// released version now.
-    init(room: Room, after version: Int, snapshotLine: [UInt8], readPage: @escaping PageReader) {
-        pending = snapshotLine + [10]
+    /// released version now. Its lines go on the wire as `format` has them.
+    init(
+        room: Room, after version: Int, snapshotLine: [UInt8], format: RecordingFormat = .ndjson,
+        readPage: @escaping PageReader
+    ) {
         nextVersion = version + 1
         lastVersion = room.releasedVersion
+        self.format = format
         self.readPage = readPage
         recent = room.log
+        format.append(snapshotLine, version: version, to: &pending)
     }
 
     func next() -> HTTPBodyStream.Piece {
@@ -66,7 +73,7 @@ final class RecordingStream {
             failed = true
             return true
         }
-        for patch in recent[start..<end] { append(patch.frame.payload) }
+        for patch in recent[start..<end] { append(patch.frame.payload, version: patch.version) }
         nextVersion = recent[end - 1].version + 1
         return true
     }
@@ -89,22 +96,17 @@ final class RecordingStream {
         }
         for change in page {
             guard change.version == nextVersion else { break }
-            append(change.message)
+            append(change.message, version: change.version)
             nextVersion += 1
         }
         body?.resume()
     }
 
-    /// Adds one patch line, as the reader's view has it.
-    private func append(_ line: [UInt8]) {
-        guard let view else {
-            pending += line
-            pending.append(10)
-            return
-        }
+    /// Adds the patch line of `version`, as the reader's view has it.
+    private func append(_ line: [UInt8], version: Int) {
+        guard let view else { return format.append(line, version: version, to: &pending) }
         guard let projected = view.project(line) else { return }
-        pending += projected
-        pending.append(10)
+        format.append(projected, version: version, to: &pending)
     }
 }
 

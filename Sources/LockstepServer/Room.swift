@@ -42,6 +42,8 @@ final class Room {
     private var cachedState: (version: Int, bytes: [UInt8])?
     /// Someone joined or left since the last presence went out.
     var presenceDirty = false
+    /// The clients (here or on other servers) whose presence state changed since the last presence went out.
+    var changedStates: Set<String> = []
     /// A presence is due to go out.
     var presenceScheduled = false
     /// When the last presence went out.
@@ -50,9 +52,13 @@ final class Room {
     var idleSince: Duration?
     /// `.run` effects of this room still at work: their actions come back to it, so it stays in memory.
     var runningEffects = 0
+    /// Followers of the room's changes over HTTP (`/log?follow=true`): each gets every patch the room releases, and
+    /// the room stays in memory while it has any.
+    var followers: [RoomFollower] = []
 
-    /// No client uses the room, none waits to follow it, and no effect runs (its pipeline may still be at work).
-    var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && runningEffects == 0 }
+    /// No client uses the room, none waits to follow it, nobody follows its changes over HTTP, and no effect runs (its
+    /// pipeline may still be at work).
+    var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && followers.isEmpty && runningEffects == 0 }
     /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
     var epoch = Room.makeEpoch()
     /// Storage has `epoch`, or the next write stores it.
@@ -272,6 +278,21 @@ final class Room {
         }
         message["count"] = .int(sessions.count + remote.count)
         return OutboundFrame(text: JSON.object(message).serialized())
+    }
+
+    /// The presence of the peers in ``changedStates`` that a full presence lists (the first `limit`), each with its
+    /// latest state: `{"type":"presence","changed":[...]}`; nil when none of them is listed.
+    func changedPresenceFrame(limit: Int, remote: [Peer]) -> OutboundFrame? {
+        guard !changedStates.isEmpty else { return nil }
+        var changed: [Peer] = []
+        for session in sessions.prefix(limit) where changedStates.contains(session.client) {
+            changed.append(session.peer)
+        }
+        for peer in remote.prefix(max(0, limit - sessions.count)) where changedStates.contains(peer.client) {
+            changed.append(peer)
+        }
+        guard !changed.isEmpty else { return nil }
+        return OutboundFrame(text: ServerMessage.presenceChanged(changed).serialized())
     }
 }
 

@@ -60,10 +60,14 @@ public struct ServerConfiguration: Sendable {
     public var keepHistory = 10_000
     /// Changes between two stored snapshots of a room; bounds how much a restart replays.
     public var snapshotInterval = 1_000
-    /// Peers a presence message lists at most (its `count` says how many there are in all).
-    public var presenceLimit = 100
-    /// Shortest time between two presence messages of a room, per 100 peers in it: joins and
-    /// leaves in between are merged into one message listing the room as it is then.
+    /// Peers a presence message lists at most (its `count` says how many there are in all); `changed` messages
+    /// name only peers among them.
+    public var presencePeers = 100
+    /// Largest presence state a client may set, in bytes as the server writes it; a larger one is `too_large` (the
+    /// connection stays).
+    public var presenceLimit = 1_024
+    /// Shortest time between two presence messages of a room, per 100 peers in it: joins, leaves and state changes
+    /// in between are merged into one message showing the room as it is then (each client's latest state).
     public var presenceInterval = Duration.milliseconds(50)
     /// Verifies access tokens; nil lets every client read and write every room (fine on loopback only).
     public var tokens: TokenAuthority?

@@ -9,7 +9,7 @@ import LockstepTransport
 /// errors, history, snapshots) are sent to it alone, in order with the stream.
 ///
 /// Loop-bound: touched only by ``SyncServer`` on the transport's thread.
-final class Session {
+final class Session: Requester {
     let connection: WebSocketConnection
     /// The server-assigned id (`you`, `cause.client`).
     let client: String
@@ -53,7 +53,11 @@ final class Session {
         self.syncedVersion = room.releasedVersion
     }
 
-    var peer: Peer { Peer(client: client, name: name, subject: subject) }
+    /// What the client says it is doing (its `presence` message's `state`); nil while it has none. Only this
+    /// connection's: a resumed or new connection starts without one.
+    var presenceState: JSON?
+
+    var peer: Peer { Peer(client: client, name: name, subject: subject, state: presenceState) }
 
     /// The `path=` the client asked for, as given (its snapshot and resume echo it).
     var path: String? { connection.query["path"] }
@@ -68,6 +72,10 @@ final class Session {
             connection: "\(run)/\(client)")
         if let session { sender.author = "session:\(session.value)" }
         return sender
+    }
+
+    func answer(_ answer: RequestAnswer) {
+        reply(OutboundFrame(text: answer.json.serialized()))
     }
 
     /// Queues a reply to this client: never dropped, and after the snapshot if one is owed.

@@ -187,7 +187,9 @@ extension SharedLogPipeline {
 
     // MARK: - Presence
 
-    /// Publishes this server's clients of the room when they changed, one publication at a time.
+    /// Publishes this server's clients of the room, with their presence states, when they changed: one publication
+    /// at a time, at most one per `presenceInterval`, each with the clients as they are then (states in between are
+    /// merged, never queued). States go through the database's table of peers, never through the room's log.
     func peersChanged(in room: Room, server: isolated SyncServer) {
         let state = state(of: room)
         guard !state.publishing else { return }
@@ -204,23 +206,43 @@ extension SharedLogPipeline {
                         "cannot publish presence", metadata: ["room": "\(name)", "error": "\(error)"])
                     break
                 }
+                try? await server.clock.sleep(for: server.configuration.presenceInterval)
             }
             state.publishing = false
         }
     }
 
-    /// Reads the room's clients on other servers; a change goes out as presence.
+    /// Reads the room's clients on other servers: a join or leave goes out as presence, a state that changed alone
+    /// as the states that changed. A notice arriving during a read has the room read again after it, since the read
+    /// may have missed what was just published.
     private func readRemotePeers(of room: Room, server: isolated SyncServer) {
         let state = state(of: room)
-        guard !state.readingPeers else { return }
+        guard !state.readingPeers else {
+            state.peersStale = true
+            return
+        }
         let name = room.name
         state.readingPeers = true
         Task {
-            if let peers = try? await storage.remotePeers(room: name), peers != state.remotePeers {
+            repeat {
+                state.peersStale = false
+                guard let peers = try? await storage.remotePeers(room: name) else { break }
+                let old = state.remotePeers
+                guard peers != old else { continue }
                 state.remotePeers = peers
-                server.schedulePresence(in: room)
-            }
+                if Self.withoutStates(peers) != Self.withoutStates(old) {
+                    server.schedulePresence(in: room)
+                } else {
+                    let changed = zip(old, peers).filter { $0.state != $1.state }.map(\.1.client)
+                    server.presenceStatesChanged(of: changed, in: room)
+                }
+            } while state.peersStale
             state.readingPeers = false
         }
+    }
+
+    /// Who the peers are, leaving out what they are doing.
+    private static func withoutStates(_ peers: [Peer]) -> [Peer] {
+        peers.map { Peer(client: $0.client, name: $0.name, subject: $0.subject) }
     }
 }

@@ -80,15 +80,15 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     /// A reply goes out now unless something the room received before it is still waiting or being written.
-    func reply(_ frame: OutboundFrame, to session: Session, server: isolated SyncServer) {
-        let room = session.room
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {
+        let room = requester.room
         let state = state(of: room)
         if state.preparing {
-            state.writes.pending.append(.reply(session, frame))
+            state.writes.pending.append(.reply(requester, answer))
         } else if state.incoming.isEmpty, state.writes.isIdle {
-            session.reply(frame)
+            requester.answer(answer)
         } else {
-            enqueue(.reply(session, frame), in: room, server: server)
+            enqueue(.reply(requester, answer), in: room, server: server)
         }
     }
 
@@ -109,7 +109,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 } else if !state.incoming.isEmpty {
                     let replies = state.incoming
                     state.incoming.removeAll()
-                    for case .reply(let session, let frame) in replies { session.reply(frame) }
+                    for case .reply(let requester, let answer) in replies { requester.answer(answer) }
                 } else if state.isBehind(version: room.store.version), state.before == nil {
                     state.needsCheck = false
                     if await catchUp(room, server: server) == .failed {
@@ -129,7 +129,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     private func write(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) async {
         state.batch = state.incoming
         state.incoming.removeAll()
-        let sessions = Array(Set(state.batch.compactMap(\.sessionName)))
+        let sessions = Array(Set(state.batch.compactMap(\.markName)))
         let name = room.name
         let id = ObjectIdentifier(room)
         state.attempts += 1
@@ -175,8 +175,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             switch item {
             case .input(let input):
                 server.apply(input, in: room)
-            case .reply(let session, let frame):
-                state.writes.pending.append(.reply(session, frame))
+            case .reply(let requester, let answer):
+                state.writes.pending.append(.reply(requester, answer))
             }
         }
         state.preparing = false
@@ -211,17 +211,20 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         var away: [Session] = []
         for item in batch {
             switch item {
-            case .input(.request(_, let session, _)) where uncertain:
+            case .input(.request(_, let session as Session, _)) where uncertain:
                 if !away.contains(where: { $0 === session }) { away.append(session) }
-            case .input(.request(let request, let session, _)):
-                let message = ServerMessage.error(
-                    id: request.message.id, code: "unavailable", message: SyncServer.unavailable)
-                session.reply(OutboundFrame(text: message.serialized()))
+            case .input(.request(let request, let requester, _)) where uncertain:
+                requester.answer(
+                    .error(
+                        id: request.message.id, code: "unavailable",
+                        message: "whether the request was stored is unknown: send it again with the same Idempotency-Key"))
+            case .input(.request(let request, let requester, _)):
+                requester.answer(.error(id: request.message.id, code: "unavailable", message: SyncServer.unavailable))
             case .input(.effect(let action, _)):
                 server.logger.warning(
                     "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
-            case .reply(let session, let frame):
-                session.reply(frame)
+            case .reply(let requester, let answer):
+                requester.answer(answer)
             }
         }
         let notice = ServerMessage.error(

@@ -8,7 +8,7 @@ final class SharedRoomState {
     /// Something to apply, or to send, in its turn: after everything the room received before it.
     enum Incoming {
         case input(RoomInput)
-        case reply(Session, OutboundFrame)
+        case reply(any Requester, RequestAnswer)
 
         /// A change request or an effect's action: it needs a write.
         var needsWrite: Bool {
@@ -16,9 +16,9 @@ final class SharedRoomState {
             return true
         }
 
-        var sessionName: String? {
+        var markName: String? {
             guard case .input(let input) = self else { return nil }
-            return input.sessionName
+            return input.markName
         }
     }
 
@@ -53,6 +53,8 @@ final class SharedRoomState {
     /// The clients of the room on other servers, as last read.
     var remotePeers: [Peer] = []
     var readingPeers = false
+    /// Other servers published while the room's peers were being read: they are read again.
+    var peersStale = false
 
     /// Something waits: a write, a reply, or versions other servers committed.
     func isBehind(version: Int) -> Bool { needsCheck || announced > version }

@@ -3,9 +3,9 @@ import LockstepJSON
 
 /// What the reducer sees of a request: its sender, its time and a random source.
 extension SyncServer {
-    func context(for session: Session, in room: Room) -> ReducerContext {
-        var context = context(for: session.sender(run: runID), in: room)
-        if !privateParts.isEmpty { context.refusal = Self.privateWrites(privateParts, by: session.subject) }
+    func context(for requester: any Requester, in room: Room) -> ReducerContext {
+        var context = context(for: requester.sender(run: runID), in: room)
+        if !privateParts.isEmpty { context.refusal = Self.privateWrites(privateParts, by: requester.subject) }
         return context
     }
 
@@ -49,20 +49,20 @@ extension SyncServer {
 
     /// A JSON Patch action may also read (`test`, `from`): refused, before it runs, where it reads, writes or carries
     /// someone else's private part of the room as it stands.
-    func checkReads(of action: JSON, by session: Session) throws(StoreError) {
+    func checkReads(of action: JSON, by requester: any Requester) throws(StoreError) {
         guard !privateParts.isEmpty, case .array(let ops)? = action["ops"] else { return }
         guard let operations = try? JSONPatch(ops.map { try PatchOperation(json: $0) }) else { return }
-        let state = try session.room.store.stateJSON()
-        if let refusal = privateParts.refusal(of: operations, on: state, by: session.subject) {
+        let state = try requester.room.store.stateJSON()
+        if let refusal = privateParts.refusal(of: operations, on: state, by: requester.subject) {
             throw .forbidden(refusal)
         }
     }
 
-    /// The words of `error` for `session`. Errors of a room with private parts say where, never what: a reason that
+    /// The words of `error` for `requester`. Errors of a room with private parts say where, never what: a reason that
     /// names a value of someone else's private part (an app may word its refusals from the state) is withheld.
-    func message(of error: StoreError, for session: Session) -> String {
-        guard !privateParts.isEmpty, let state = try? session.room.store.stateJSON(),
-            privateParts.reveals(error.message, of: state, to: session.subject)
+    func message(of error: StoreError, for requester: any Requester) -> String {
+        guard !privateParts.isEmpty, let state = try? requester.room.store.stateJSON(),
+            privateParts.reveals(error.message, of: state, to: requester.subject)
         else { return error.message }
         return "the request was refused; its reason is withheld because it names someone else's private part"
     }

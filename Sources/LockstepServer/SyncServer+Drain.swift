@@ -17,7 +17,8 @@ extension SyncServer {
     ///
     /// 1. `GET /healthz` and new handshakes get 503 from now on, and no client is read from any more.
     /// 2. Every request already read is answered (ack or error); acks leave only once their change is stored.
-    /// 3. Every connection gets what was queued for it, then a close frame with code 1001.
+    /// 3. Every connection gets what was queued for it, then a close frame with code 1001; every follower of a room's
+    ///    changes (`/log?follow=true`) gets what was queued for it, then the last chunk of its response.
     ///
     /// Steps 1-2 may take all but a tenth of the timeout (at most a second is kept for the close frames to leave).
     public func drain() async {
@@ -30,8 +31,9 @@ extension SyncServer {
         for session in allSessions { session.connection.pauseReceiving() }
 
         let settled = await wait(until: closing) { isSettled }
+        finishFollowers()
         for session in allSessions { session.connection.close(code: Self.goingAway, reason: Self.drainingNotice) }
-        _ = await wait(until: deadline) { transport.connectionCount == 0 }
+        _ = await wait(until: deadline) { transport.connectionCount == 0 && !hasFollowers }
         let left = transport.connectionCount
         let level: Logger.Level = settled && left == 0 ? .notice : .warning
         logger.log(

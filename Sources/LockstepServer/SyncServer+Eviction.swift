@@ -9,7 +9,7 @@ import LockstepTransport
 extension SyncServer {
     /// Starts `room`'s idle clock: it has no client now. Rooms stay in memory with `--memory`.
     func roomBecameIdle(_ room: Room) {
-        guard pipeline.evictsIdleRooms, room.sessions.isEmpty else { return }
+        guard pipeline.evictsIdleRooms, room.sessions.isEmpty, room.followers.isEmpty else { return }
         let since = clock.now
         room.idleSince = since
         let name = room.name

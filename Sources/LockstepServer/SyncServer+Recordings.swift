@@ -3,12 +3,16 @@ import LockstepJSON
 import LockstepStorage
 import LockstepTransport
 
-/// `GET /rooms/ROOM?version=V` and `GET /rooms/ROOM/log?after=V`: a past state, and a room's history as NDJSON.
+/// `GET /rooms/ROOM?version=V` and `GET /rooms/ROOM/log?after=V`: a past state, and a room's history as NDJSON
+/// (followed by its later changes with `follow=true`: see `SyncServer+Follow.swift`).
 extension SyncServer {
     /// The answer to a time-travel read, or nil when `read` is of the current state.
     func timeTravelResponse(to read: RoomRead, in room: Room) async -> HTTPResponse? {
         guard !read.isCurrentState else { return nil }
-        let key = read.isLog ? "after" : "version"
+        guard let follows = read.follows else {
+            return HTTPResponse(status: 400, text: "follow must be true or false\n")
+        }
+        let key = read.versionSource
         var version: Int?
         if let text = read.version {
             guard let number = Int(text) else {
@@ -44,8 +48,9 @@ extension SyncServer {
             "epoch": .string(room.epoch), "stateVersion": .int(configuration.app.evolution.version),
         ]
         let name = room.name
-        let recording = RecordingStream(room: room, after: start, snapshotLine: snapshot.serialized()) {
-            after, through, limit, deliver in
+        let recording = RecordingStream(
+            room: room, after: start, snapshotLine: snapshot.serialized(), format: read.format
+        ) { after, through, limit, deliver in
             Task {
                 deliver(
                     try? await self.pipeline.storedChanges(
@@ -55,6 +60,7 @@ extension SyncServer {
         if let view = read.view, view.redacts {
             recording.view = RecordingView(view: view, state: state, parts: privateParts)
         }
+        if follows { return follow(room, after: recording, format: read.format) }
         let body = HTTPBodyStream { recording.next() }
         recording.body = body
         return HTTPResponse(status: 200, contentType: "application/x-ndjson", stream: body)

@@ -7,39 +7,48 @@ import LockstepTransport
 /// Sessions: a client that names one (`session=`) numbers its change requests (`seq`), and the room remembers the
 /// highest number it acknowledged, so a request sent again after a reconnection is answered, not applied twice.
 extension SyncServer {
-    /// True when `request` is to be applied; false when it was answered here: a duplicate gets an ack with
-    /// `"duplicate":true`, a `seq` on a connection without a session gets `bad_message`.
-    func isNew(_ request: ClientRequest, from session: Session) -> Bool {
-        guard let seq = request.seq else { return true }
-        guard let name = session.sessionName else {
-            send(
-                .error(
-                    id: request.message.id, code: "bad_message",
-                    message: "\"seq\" needs a session: connect with session=NAME"),
-                to: session)
+    /// True when `request` is to be applied; false when it was answered here: a `seq` applied before gets an ack
+    /// with `"duplicate":true`, an idempotency key used before the first answer again (or `idempotency_mismatch`), a
+    /// `seq` without a session `bad_message`.
+    func isNew(_ request: ClientRequest, from requester: any Requester) -> Bool {
+        let room = requester.room
+        let id = request.message.id
+        if let idempotency = requester.idempotency {
+            guard let recorded = room.marks.answer(for: idempotency.markName) else { return true }
+            reply(idempotency.replay(recorded, id: id), to: requester)
             return false
         }
-        guard seq <= session.room.marks.seq(for: name) else { return true }
-        let ack = ServerMessage.ack(id: request.message.id, version: session.room.store.version)
-        guard case .object(var ack) = ack.json else { preconditionFailure("an ack is an object") }
-        ack["duplicate"] = true
-        reply(OutboundFrame(text: JSON.object(ack).serialized()), to: session)
+        guard let seq = request.seq else { return true }
+        guard let name = requester.sessionName else {
+            reply(.error(id: id, code: "bad_message", message: "\"seq\" needs a session: connect with session=NAME"), to: requester)
+            return false
+        }
+        guard seq <= room.marks.seq(for: name.value) else { return true }
+        reply(.ack(id: id, version: room.store.version, duplicate: true), to: requester)
         return false
     }
 
-    /// Acknowledges a change, first moving the sender's session mark up to the request's `seq`: in memory at once,
-    /// and in the log in the same write as the change, so the ack, sent after that write, covers both.
-    func acknowledge(id: String?, version: Int, seq: Int?, to session: Session) {
-        if let seq, let name = session.sessionName { advanceMark(of: name, to: seq, in: session.room) }
-        send(.ack(id: id, version: version), to: session)
+    /// Answers a request in its turn. An ack first moves the session's mark up to the request's `seq`, and a request
+    /// with an idempotency key keeps its answer in the key's mark (unless it was `unavailable`, which may be sent
+    /// again): in memory at once, and in the log in the same write as the change, so the answer, sent after that
+    /// write, covers both.
+    func finish(seq: Int?, with answer: RequestAnswer, for requester: any Requester) {
+        let room = requester.room
+        if case .ack = answer, let seq, let name = requester.sessionName { advanceMark(name.value, to: seq, in: room) }
+        if let idempotency = requester.idempotency, !answer.isUnavailable {
+            advanceMark(idempotency.markName, to: 1, answer: idempotency.recorded(answer), in: room)
+        }
+        reply(answer, to: requester)
     }
 
-    private func advanceMark(of name: SessionName, to seq: Int, in room: Room) {
+    private func advanceMark(_ name: String, to seq: Int, answer: String? = nil, in room: Room) {
         let now = Date().timeIntervalSince1970
         room.marks.advance(
-            name, to: seq, now: now, idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
-        // A no-op action has no change to store: the mark is stored on its own, and the ack waits for it all the same.
-        let mark = StoredMark(room: room.name, session: name.value, seq: seq, time: now)
+            name, to: seq, answer: answer, now: now, idleSeconds: configuration.sessionIdle.seconds,
+            limit: configuration.sessionLimit)
+        // A no-op action has no change to store: the mark is stored on its own, and the answer waits for it all the
+        // same.
+        let mark = StoredMark(room: room.name, session: name, seq: seq, time: now, answer: answer)
         pipeline.markMoved(mark, in: room, server: self)
     }
 }
@@ -57,7 +66,7 @@ extension Room {
     /// A snapshot for `session`'s client, with its session's stored mark when it has one.
     func snapshot(for session: Session) throws(StoreError) -> OutboundFrame {
         try snapshot(
-            for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0) }, view: session.view,
+            for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0.value) }, view: session.view,
             path: session.path)
     }
 
@@ -66,7 +75,7 @@ extension Room {
         guard case .object(var message) = ServerMessage.resume(room: name, you: session.client, version: version).json
         else { preconditionFailure("a resume is an object") }
         message["epoch"] = .string(epoch)
-        if let name = session.sessionName { message["seq"] = .int(marks.storedSeq(for: name)) }
+        if let name = session.sessionName { message["seq"] = .int(marks.storedSeq(for: name.value)) }
         if let path = session.path { message["path"] = .string(path) }
         return OutboundFrame(text: JSON.object(message).serialized())
     }
@@ -80,13 +89,7 @@ extension Room {
     /// from the epoch before, so every server of a cluster migrating the room names it alike; random without one.
     static func epoch(migrating epoch: String?, to stateVersion: Int) -> String {
         guard let epoch else { return makeEpoch() }
-        let bytes = Array("\(epoch)/state-version/\(stateVersion)".utf8)
-        // FNV-1a, twice with different offsets: stable across processes, unlike `Hasher`.
-        return [0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142].map { (offset: UInt64) in
-            let hash = bytes.reduce(offset) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
-            let hex = String(hash, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
+        return StableDigest.hex(of: "\(epoch)/state-version/\(stateVersion)".utf8)
     }
 
     /// A new epoch: 128 random bits, so rooms whose history starts over never share one.

@@ -15,7 +15,7 @@ extension SyncServer {
         for item in items {
             switch item {
             case .patch(let room, let patch): broadcast(patch, in: room)
-            case .reply(let session, let frame): session.reply(frame)
+            case .reply(let requester, let answer): requester.answer(answer)
             case .evict(let room, let version): evict(room, at: version)
             }
         }
@@ -80,8 +80,9 @@ extension SyncServer {
 }
 
 extension SyncServer {
-    /// Queues a reply behind every patch and reply its room still holds back, so order is kept.
-    func reply(_ frame: OutboundFrame, to session: Session) {
-        pipeline.reply(frame, to: session, server: self)
+    /// Queues an answer behind every patch and answer its room still holds back, so order is kept.
+    func reply(_ answer: RequestAnswer, to requester: any Requester) {
+        if case .error(_, let code, _) = answer { metrics.error(code) }
+        pipeline.reply(answer, to: requester, server: self)
     }
 }

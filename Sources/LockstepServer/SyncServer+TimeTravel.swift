@@ -8,40 +8,42 @@ extension SyncServer {
     /// Puts the room back to the state of `version` as one new change, or acknowledges a no-op when that state is the
     /// current one. The reducer does not run and no effect starts. `older` holds the stored changes beyond memory that
     /// the rebuild needs.
-    func revert(to version: Int, id: String?, seq: Int?, from session: Session, older: [StoredChange]) {
-        let room = session.room
+    func revert(to version: Int, id: String?, seq: Int?, from requester: any Requester, older: [StoredChange]) {
+        let room = requester.room
         do throws(TimeTravelError) {
             let target = try state(of: room, at: version, older: older)
             let change: Change?
-            let context = context(for: session, in: room)
+            let context = context(for: requester, in: room)
             do {
                 change = try room.store.revert(to: version, state: target, context: context)
             } catch {
                 throw TimeTravelError.broken(error.message)
             }
             if let change {
-                let cause = Cause(change.kind, client: session.client, id: id, action: nil)
+                let cause = Cause(change.kind, client: requester.client, id: id, action: nil)
                 publish(change, in: room, cause: cause, context: context)
             }
-            acknowledge(id: id, version: room.store.version, seq: seq, to: session)
+            finish(seq: seq, with: .ack(id: id, version: room.store.version), for: requester)
         } catch {
-            send(.error(id: id, code: error.code, message: error.message), to: session)
+            finish(seq: nil, with: .error(id: id, code: error.code, message: error.message), for: requester)
         }
     }
 
-    /// A revert further back than memory holds: the stored changes it needs are read first, while the client's later
+    /// A revert further back than memory holds: the stored changes it needs are read first, while a client's later
     /// requests wait unread, so it is still applied in its turn.
-    func revertFromStorage(_ request: ClientRequest, from session: Session, to version: Int) {
-        let room = session.room
-        let connection = session.connection
-        connection.pauseReceiving()
+    func revertFromStorage(_ request: ClientRequest, from requester: any Requester, to version: Int) {
+        let room = requester.room
+        let connection = (requester as? Session)?.connection
+        connection?.pauseReceiving()
         requestsBeingRead += 1
         Task {
             let older = await self.storedHistory(of: room, from: version)
             defer { self.requestsBeingRead -= 1 }
-            self.resumeReceiving(connection)
-            guard connection.context as? Session === session else { return }
-            self.pipeline.submit(.request(request, session, older: older), to: room, server: self)
+            if let connection {
+                self.resumeReceiving(connection)
+                guard connection.context as? Session === requester else { return }
+            }
+            self.pipeline.submit(.request(request, requester, older: older), to: room, server: self)
         }
     }
 

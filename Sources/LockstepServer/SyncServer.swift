@@ -45,6 +45,8 @@ public actor SyncServer {
     /// Change requests waiting for stored history before they reach the pipeline (a revert past memory); a drain
     /// waits for them too.
     var requestsBeingRead = 0
+    /// HTTP change requests so far: each without a session is its own author.
+    var httpRequests = 0
     /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
     var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
     /// Set by `shutdown`: late timers find the log closed and do nothing.
@@ -324,6 +326,8 @@ public actor SyncServer {
         switch request {
         case .history(let id, let limit):
             answerHistory(id: id, limit: limit, for: session)
+        case .presence(let id, let state):
+            setPresence(state, id: id, of: session)
         case .action, .undo, .redo, .revert:
             guard session.canWrite else {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
@@ -333,41 +337,46 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: refusal), to: session)
                 return
             }
-            // Even while the storage is unavailable: the write reconnects, and only a write that fails is refused.
-            if case .revert(_, let version) = request, session.room.needsStoredHistory(toReach: version) {
-                return revertFromStorage(parsed, from: session, to: version)
-            }
-            pipeline.submit(.request(parsed, session), to: session.room, server: self)
+            submit(parsed, from: session)
         }
     }
 
-    /// Applies what the pipeline hands over, in its turn: a client's request (unless its `seq` was applied before) or
-    /// an effect's action.
+    /// Hands a change request to the pipeline; a revert further back than memory holds first reads what it needs.
+    /// Even while the storage is unavailable: the write reconnects, and only a write that fails is refused.
+    func submit(_ request: ClientRequest, from requester: any Requester) {
+        if case .revert(_, let version) = request.message, requester.room.needsStoredHistory(toReach: version) {
+            return revertFromStorage(request, from: requester, to: version)
+        }
+        pipeline.submit(.request(request, requester), to: requester.room, server: self)
+    }
+
+    /// Applies what the pipeline hands over, in its turn: a request (unless its `seq` or its idempotency key was
+    /// applied before) or an effect's action.
     func apply(_ input: RoomInput, in room: Room) {
         switch input {
-        case .request(let request, let session, let older):
-            guard isNew(request, from: session) else { return }
-            change(request.message, seq: request.seq, from: session, older: older)
+        case .request(let request, let requester, let older):
+            guard isNew(request, from: requester) else { return }
+            change(request.message, seq: request.seq, from: requester, older: older)
         case .effect(let action, let sender):
             apply(action, in: room, sender: sender)
         }
     }
 
-    func change(_ request: ClientMessage, seq: Int?, from session: Session, older: [StoredChange] = []) {
+    func change(_ request: ClientMessage, seq: Int?, from requester: any Requester, older: [StoredChange] = []) {
         let started = ContinuousClock.now
-        let room = session.room
-        let context = context(for: session, in: room)
+        let room = requester.room
+        let context = context(for: requester, in: room)
         do {
             switch request {
             case .action(let id, let action):
                 metrics.actions.increment()
-                try checkReads(of: action, by: session)
+                try checkReads(of: action, by: requester)
                 let outcome = try room.store.send(json: action, context: context)
                 if let change = outcome.change {
-                    let cause = Cause(change.kind, client: session.client, id: id, action: action)
+                    let cause = Cause(change.kind, client: requester.client, id: id, action: action)
                     publish(change, in: room, cause: cause, context: context)
                 }
-                acknowledge(id: id, version: room.store.version, seq: seq, to: session)
+                finish(seq: seq, with: .ack(id: id, version: room.store.version), for: requester)
                 run(outcome.effects, in: room, sender: context.sender)
             case .undo(let id, let mine), .redo(let id, let mine):
                 let change: Change
@@ -377,16 +386,18 @@ public actor SyncServer {
                 case (_, false): change = try room.store.redo(context: context)
                 case (_, true): change = try room.store.redoMine(context: context)
                 }
-                let cause = Cause(change.kind, client: session.client, id: id, action: nil)
+                let cause = Cause(change.kind, client: requester.client, id: id, action: nil)
                 publish(change, in: room, cause: cause, context: context)
-                acknowledge(id: id, version: change.version, seq: seq, to: session)
+                finish(seq: seq, with: .ack(id: id, version: change.version), for: requester)
             case .revert(let id, let version):
-                revert(to: version, id: id, seq: seq, from: session, older: older)
-            case .history:
+                revert(to: version, id: id, seq: seq, from: requester, older: older)
+            case .history, .presence:
                 break
             }
         } catch {
-            send(.error(id: request.id, code: error.code, message: message(of: error, for: session)), to: session)
+            let answer = RequestAnswer.error(
+                id: request.id, code: error.code, message: message(of: error, for: requester))
+            finish(seq: nil, with: answer, for: requester)
         }
         metrics.actionLatency.recordNanoseconds(Int64(started.duration(to: .now) / .nanoseconds(1)))
     }
@@ -417,6 +428,7 @@ public actor SyncServer {
     /// Puts a released patch on the wire, once, for every client following the room.
     func broadcast(_ patch: Room.LoggedPatch, in room: Room) {
         let joined = room.release(patch)
+        for follower in room.followers { follower.release(patch) }
         metrics.patches.increment()
         var followers = room.stream.followerCount
         var bytes = followers * patch.frame.byteCount
@@ -432,14 +444,6 @@ public actor SyncServer {
         for session in joined { sendPresence(to: session) }
     }
 
-    /// The room's current presence, to a client that follows the room again: what went out while it did not is
-    /// lost to it.
-    private func sendPresence(to session: Session) {
-        session.connection.send(
-            session.room.presenceFrame(
-                limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: session.room)))
-    }
-
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
         let count = min(limit ?? configuration.historyLimit.default, configuration.historyLimit.max)
         let entries = session.room.log.suffix(count).map { patch in
@@ -453,8 +457,10 @@ public actor SyncServer {
 
     /// Replies to one client, after every patch and reply that is still waiting for the log.
     func send(_ message: ServerMessage, to session: Session) {
-        if case .error(_, let code, _) = message { metrics.error(code) }
-        reply(OutboundFrame(text: message.serialized()), to: session)
+        if case .error(let id, let code, let message) = message {
+            return reply(.error(id: id, code: code, message: message), to: session)
+        }
+        reply(.message(message), to: session)
     }
 
     private func sendSnapshot(to session: Session, in room: Room) {
@@ -473,34 +479,6 @@ public actor SyncServer {
         BroadcastStream(
             server: transport, lagLimit: configuration.queueLimitBytes, stallLimit: configuration.stallTimeout,
             elapsed: { [clock] in clock.now })
-    }
-
-    // MARK: - Presence
-
-    /// Sends one presence for every join and leave of a room since the last one.
-    ///
-    /// Presence lists the whole room, so its cost grows with the square of the room's size: it goes
-    /// out at most once per `presenceInterval` for each 100 peers, however many join at once.
-    func schedulePresence(in room: Room) {
-        room.presenceDirty = true
-        guard !room.presenceScheduled else { return }
-        room.presenceScheduled = true
-        let interval = configuration.presenceInterval * max(1, room.sessions.count / 100)
-        let wait = room.lastPresence.map { interval - (clock.now - $0) } ?? .zero
-        Task {
-            if wait > .zero { try? await self.clock.sleep(for: wait) }
-            self.flushPresence(in: room)
-        }
-    }
-
-    private func flushPresence(in room: Room) {
-        room.presenceScheduled = false
-        guard room.presenceDirty else { return }
-        room.presenceDirty = false
-        room.lastPresence = clock.now
-        room.broadcastPresence(
-            room.presenceFrame(limit: configuration.presenceLimit, remote: pipeline.remotePeers(of: room)))
-        pipeline.peersChanged(in: room, server: self)
     }
 
     // MARK: - Effects
@@ -547,6 +525,15 @@ public actor SyncServer {
     // MARK: - HTTP
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
+        if request.method != "GET", request.path.hasPrefix(RoomName.pathPrefix),
+            !request.path.dropFirst(RoomName.pathPrefix.count).contains("/")
+        {
+            guard let room = RoomName(path: request.path) else {
+                let refusal = RequestAnswer.error(id: nil, code: "bad_message", message: RoomName.rule)
+                return HTTPRequester.response(to: refusal, room: "", status: 400)
+            }
+            return respond(to: request, room: room.value)
+        }
         guard request.method == "GET" else { return HTTPResponse(status: 405, text: "method not allowed\n") }
         switch request.path {
         case "/healthz":
@@ -569,7 +556,12 @@ public actor SyncServer {
             read.view = view(of: request, path: read.path)
             // Answered once the room is read (when not in memory) and, for a past version, its history.
             let promise = HTTPPromise()
-            Task { promise.complete(with: await self.answer(read)) }
+            let cors = corsHeaders(for: request)
+            Task {
+                var response = await self.answer(read)
+                response.headers.merge(cors) { _, cors in cors }
+                promise.complete(with: response)
+            }
             return .deferred(promise)
         }
     }

@@ -9,6 +9,8 @@ final class HTTPExchange {
     let stream: HTTPBodyStream?
     /// The deferred answer this exchange waits for, until its head is written.
     var promise: HTTPPromise?
+    /// A request whose body is still arriving: it is answered once the body is whole.
+    var receiving: HTTPRequest?
 
     init(body: [UInt8], stream: HTTPBodyStream? = nil) {
         self.body = body

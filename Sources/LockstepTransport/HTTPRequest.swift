@@ -9,6 +9,10 @@ public final class HTTPRequest {
     public let path: String
     /// URL-decoded query arguments; the first value of a repeated name wins.
     public let query: [String: String]
+    /// The request's body (a `POST`'s), at most the server's `maxMessageBytes`; empty for a request without one.
+    public internal(set) var body: [UInt8] = []
+    /// The body was longer than `maxMessageBytes`: `body` holds none of it.
+    public internal(set) var bodyIsTooLarge = false
 
     init(wsi: OpaquePointer, path: String) {
         self.wsi = wsi
@@ -24,6 +28,25 @@ public final class HTTPRequest {
     }
 
     func invalidate() { wsi = nil }
+
+    /// Whether a body follows the head: a `POST`, `PUT` or `PATCH` with a `Content-Length` above 0.
+    var expectsBody: Bool {
+        guard ["POST", "PUT", "PATCH"].contains(method), let wsi,
+            let length = HeaderAccess.header(wsi, named: "content-length").flatMap(Int.init)
+        else { return false }
+        return length > 0
+    }
+
+    /// Adds a piece of the body as it arrives, keeping none of it past `limit` bytes.
+    func receive(_ piece: UnsafeRawBufferPointer, limit: Int) {
+        guard !bodyIsTooLarge else { return }
+        guard body.count + piece.count <= limit else {
+            bodyIsTooLarge = true
+            body = []
+            return
+        }
+        body.append(contentsOf: piece)
+    }
 }
 
 @available(*, unavailable)

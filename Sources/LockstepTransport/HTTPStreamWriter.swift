@@ -35,6 +35,8 @@ enum HTTPStreamWriter {
             case .later:
                 stream.waitingWsi = wsi
                 exchange.pause(wsi, server: server)
+                // An open-ended body waits for events, not for work in progress: it keeps itself alive.
+                if stream.isOpenEnded { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
                 return .waiting
             }
         }

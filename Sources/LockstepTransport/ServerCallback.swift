@@ -67,6 +67,17 @@ func serverCallback(
     case LWS_CALLBACK_HTTP:
         return handleHTTP(wsi, user, input)
 
+    case LWS_CALLBACK_HTTP_BODY:
+        guard let request = receivingRequest(in: user), let input else { return -1 }
+        request.receive(
+            UnsafeRawBufferPointer(start: input, count: length), limit: server(of: wsi).configuration.maxMessageBytes)
+        return 0
+
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        guard let request = receivingRequest(in: user) else { return -1 }
+        releaseExchange(user)
+        return respond(to: request, wsi, user, server: server(of: wsi))
+
     case LWS_CALLBACK_HTTP_WRITEABLE:
         return writeHTTPBody(wsi, user)
 
@@ -133,7 +144,7 @@ private func releaseExchange(_ user: UnsafeMutableRawPointer?) {
     let exchange = Unmanaged<HTTPExchange>.fromOpaque(pointer).takeRetainedValue()
     // A producer may still hold the promise or the stream: neither may keep the wsi.
     exchange.promise?.detach()
-    exchange.stream?.waitingWsi = nil
+    exchange.stream?.release()
 }
 
 private func storeExchange(_ exchange: HTTPExchange, in user: UnsafeMutableRawPointer?) -> Bool {
@@ -157,9 +168,25 @@ private func handleHTTP(
     }
     let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
     let request = HTTPRequest(wsi: wsi, path: path)
+    guard request.expectsBody else { return respond(to: request, wsi, user, server: server) }
+    // The body arrives in LWS_CALLBACK_HTTP_BODY callbacks; the head stays readable until it is whole.
+    let exchange = HTTPExchange(body: [])
+    exchange.receiving = request
+    return storeExchange(exchange, in: user) ? 0 : -1
+}
+
+/// Has the delegate answer a whole request (head and body), then writes or awaits that answer.
+private func respond(
+    to request: HTTPRequest, _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, server: WebSocketServer
+) -> Int32 {
     let response = server.delegate.respond(to: request)
     request.invalidate()
     return answer(wsi, user, with: response, isHead: request.method == "HEAD", server: server)
+}
+
+private func receivingRequest(in user: UnsafeMutableRawPointer?) -> HTTPRequest? {
+    guard let pointer = exchangeSlot(user)?.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+    return Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue().receiving
 }
 
 /// Writes `response`'s head and starts its body, or, for a deferred one, waits for its promise. In a callback of
@@ -198,7 +225,7 @@ private func answer(
     }
     guard storeExchange(HTTPExchange(body: response.body, stream: response.stream), in: user) else { return -1 }
     if let stream = response.stream {
-        stream.bind(to: server.loop)
+        stream.bind(to: server.loop, wsi: wsi)
         HTTPStreamWriter.keepAlive(wsi, server: server)
     }
     lws_callback_on_writable(wsi)

@@ -43,6 +43,7 @@ struct NetworkFaultTests {
                     if output.contains("/rooms/ROOM") { return NamespacedServer(child: child) }
                     child.send(SIGKILL)
                     child.waitForExit()
+                    // A pause before trying the port again (off the task pool).
                     Thread.sleep(forTimeInterval: 0.25)
                 }
                 throw NetworkNamespaceError.setupFailed("the server did not start: \(output)")
@@ -95,12 +96,16 @@ struct NetworkFaultTests {
         }
         defer { sends.cancel() }
 
-        try await Task.sleep(for: .milliseconds(800))
+        // The outage begins once the clients are well under way: a tenth of the increments applied.
+        try await waitUntil("the clients to be under way", within: 60) {
+            await clients[0].version >= 3 * perClient / 10
+        }
         try await offThePool { namespace.setLink(up: false) }
         // While the link is down the server dies and comes back: every connection is lost, and so is whatever the
         // server applied but had not yet written.
         try await offThePool { first.kill9() }
         current = try await NamespacedServer.start(in: namespace, data: directory)
+        // The fault itself: the link stays down three seconds more, while the clients keep trying.
         try await Task.sleep(for: .seconds(3))
         try await offThePool { namespace.setLink(up: true) }
 
@@ -114,8 +119,8 @@ struct NetworkFaultTests {
         #expect(serverState == ["count": .int(3 * perClient)])
         #expect(serverVersion == 3 * perClient)
         for client in clients {
-            try await within(10, "a mirror to reach the server's version") {
-                while await client.version < serverVersion { try await Task.sleep(for: .milliseconds(20)) }
+            try await waitUntil("a mirror to reach the server's version", within: 30) {
+                await client.version >= serverVersion
             }
             #expect(await client.state == serverState)
             #expect(await client.pendingCount == 0)

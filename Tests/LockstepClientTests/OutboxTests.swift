@@ -27,9 +27,7 @@ struct OutboxTests {
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
         }
-        try await within(10, "five queued sends") {
-            while await client.pendingCount < 5 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        try await waitUntil("five queued sends", within: 30) { await client.pendingCount >= 5 }
         #expect(await client.pendingActions.count == 5)
 
         let second = try makeServer(app: .counter, port: port, dataDirectory: directory)
@@ -56,6 +54,7 @@ struct OutboxTests {
             }
             // Cut the path three times while requests and acks are on the wire.
             for _ in 0..<3 {
+                // The faults' pace; however many requests are on the wire then, each must apply once.
                 try await Task.sleep(for: .milliseconds(60))
                 relay.cutConnections()
             }
@@ -93,9 +92,7 @@ struct OutboxTests {
                 return false
             }
             let waiting = (0..<2).map { _ in Task { try await client.send(action: ["type": "increment"]) } }
-            try await within(5, "two queued sends") {
-                while await client.pendingCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
-            }
+            try await waitUntil("two queued sends", within: 30) { await client.pendingCount >= 2 }
             await #expect(throws: RoomClientError.outboxFull(limit: 2)) {
                 try await client.send(action: ["type": "increment"])
             }

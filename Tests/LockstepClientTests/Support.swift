@@ -7,9 +7,10 @@ import LockstepServer
 import LockstepSQLite
 import LockstepTestSupport
 
-/// Polls `condition` every 10 ms until it holds, failing with `TimedOut` after `seconds`.
+/// Polls `condition` every 10 ms until it holds, failing with `TimedOut` after `seconds` (an upper bound, generous for
+/// a loaded machine).
 func waitUntil(
-    _ what: String, within seconds: Double = 10, _ condition: @escaping @Sendable () async throws -> Bool
+    _ what: String, within seconds: Double = 30, _ condition: @escaping @Sendable () async throws -> Bool
 ) async throws {
     try await within(seconds, what) {
         while try await !condition() { try await Task.sleep(for: .milliseconds(10)) }

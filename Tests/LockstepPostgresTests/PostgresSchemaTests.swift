@@ -12,7 +12,7 @@ extension PostgresTests {
             defer { server.stop() }
             let first = try await openStorage(server)
             first.close()
-            #expect(try server.sql("SELECT key || '=' || value FROM lockstep_meta ORDER BY key") == "app=counter\nschema_version=2")
+            #expect(try server.sql("SELECT key || '=' || value FROM lockstep_meta ORDER BY key") == "app=counter\nschema_version=3")
             let second = try await openStorage(server)
             defer { second.close() }
             #expect(second.node > first.node)
@@ -51,7 +51,7 @@ extension PostgresTests {
                 Issue.record("opened a database of a newer schema")
             } catch let error as StorageError {
                 guard case .database(let message) = error else { throw error }
-                #expect(message.contains("schema version 99, newer than this server's 2"))
+                #expect(message.contains("schema version 99, newer than this server's 3"))
             }
         }
 

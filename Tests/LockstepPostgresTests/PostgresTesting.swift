@@ -14,7 +14,7 @@ import Testing
 func openStorage(
     _ server: PostgresServer, app: String = "counter", peerLifetime: Duration = .seconds(15),
     // Generous unless a test is about the timeout: the rest of the suite runs beside these on two cores.
-    operationTimeout: Duration = .seconds(20)
+    operationTimeout: Duration = .seconds(60)
 ) async throws -> PostgresRoomStorage {
     var configuration = PostgresRoomStorage.Configuration()
     configuration.peerLifetime = peerLifetime
@@ -26,7 +26,7 @@ func openStorage(
 }
 
 /// Waits until `condition` holds, checking every 20 ms for at most `timeout`; whether it held.
-func eventually(within timeout: Duration = .seconds(5), _ condition: () async -> Bool) async -> Bool {
+func eventually(within timeout: Duration = .seconds(30), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if await condition() { return true }
@@ -53,7 +53,7 @@ final class EventCollector: Sendable {
 
     var events: [StorageEvent] { received.events.withLock { $0 } }
 
-    func contains(_ event: StorageEvent, within timeout: Duration = .seconds(5)) async -> Bool {
+    func contains(_ event: StorageEvent, within timeout: Duration = .seconds(30)) async -> Bool {
         await eventually(within: timeout) { events.contains(event) }
     }
 

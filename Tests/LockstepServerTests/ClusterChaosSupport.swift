@@ -58,6 +58,7 @@ final class NodeProcess: Sendable {
                 return
             } catch {
                 failure = error
+                // A pause before trying the port again.
                 try await Task.sleep(for: .milliseconds(250))
             }
         }

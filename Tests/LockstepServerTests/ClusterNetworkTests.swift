@@ -113,6 +113,7 @@ struct ClusterNetworkTests {
         #expect(try await patchVersions(moved, count: 3) == [4, 5, 6])
         #expect(try await increment(moved, id: "m7") == .ack(id: "m7", version: 7))
 
+        // The fault itself: the link stays down for the whole cut, however soon the checks above were done.
         try await Task.sleep(until: cutAt + Self.cut)
         namespace.setLink(databaseLink, up: true)
         let healedAt = ContinuousClock.now
@@ -182,6 +183,7 @@ struct ClusterNetworkTests {
             let sender = Task {
                 for seq in 101...total {
                     onA.sendRaw(Self.request(seq))
+                    // The sender's pace, so the cut falls among the requests.
                     try await Task.sleep(for: .milliseconds(2))
                 }
             }
@@ -192,6 +194,7 @@ struct ClusterNetworkTests {
             acked.formUnion(answered.filter(\.value).keys)
             let refused = answered.values.filter { !$0 }.count
             print("ClusterNetworkTests: of \(total) requests \(acked.count) were acknowledged, \(refused) refused")
+            // The fault itself: the link stays down for the whole cut.
             try await Task.sleep(for: Self.cut)
             namespace.setLink(databaseLink, up: true)
             #expect(try await poll(for: .seconds(20)) {

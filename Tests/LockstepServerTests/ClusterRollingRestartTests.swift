@@ -54,6 +54,7 @@ import Testing
             for node in started {
                 stops.append(await node.terminate())
                 try? await node.restart()
+                // The rollout's pace: clients reconnect to the restarted node before the next one goes.
                 try? await Task.sleep(for: .milliseconds(300))
             }
             return stops
@@ -138,6 +139,7 @@ import Testing
             } catch {
                 failures.append("k\(index)-\(n): \(error)")
             }
+            // The client's pace, so its writes span the whole rollout.
             try await Task.sleep(for: .milliseconds(5))
         }
         await client.close()

@@ -162,6 +162,7 @@ import Testing
         var random = SplitMix64(seed: seed)
         var events: [String] = []
         while ContinuousClock.now < end {
+            // The soak's schedule: faults at random times while the clients write.
             try await Task.sleep(for: .milliseconds(1_000 + Int(random.next() % 2_000)))
             switch random.next() % 3 {
             case 0:
@@ -319,6 +320,7 @@ final class SoakSDKWriter: Sendable {
                     }
                     break
                 } catch RoomClientError.server(code: "unavailable", message: _) {
+                    // A pause before the refused request is sent again.
                     try? await Task.sleep(for: .milliseconds(100))
                 } catch {
                     ledger.problem("\(name): \(key) failed: \(error)")
@@ -388,6 +390,7 @@ actor FailoverWriter {
                         highestAck = max(highestAck, answer["version"]?.intValue ?? 0)
                         pending = nil
                     } else if answer["code"] == "unavailable" {
+                        // A pause before the refused request is sent again.
                         try await Task.sleep(for: .milliseconds(100))
                     } else {
                         ledger.problem("\(name): \(key) was answered \(answer)")
@@ -439,6 +442,7 @@ actor FailoverWriter {
             return client
         } catch {
             drop()
+            // A pause before the caller connects again.
             try? await Task.sleep(for: .milliseconds(100))
             return nil
         }

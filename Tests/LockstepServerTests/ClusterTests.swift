@@ -103,9 +103,9 @@ private func openStorage(
         }
     }
 
-    /// Whether `GET /healthz` on `port` answers 200 within 10 s: the server reaches its database again.
+    /// Whether `GET /healthz` on `port` answers 200 within 30 s: the server reaches its database again.
     static func becomesHealthy(port: Int) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while try await HTTPGet(port: port, path: "/healthz").status != 200 {
             guard ContinuousClock.now < deadline else { return false }
             try await Task.sleep(for: .milliseconds(50))
@@ -113,9 +113,9 @@ private func openStorage(
         return true
     }
 
-    /// The room as `GET /rooms/ROOM` on `port` shows it once it reaches `version`.
+    /// The room as `GET /rooms/ROOM` on `port` shows it once it reaches `version` (nil if not within 30 s).
     static func room(_ name: String, port: Int, at version: Int) async throws -> JSON? {
-        for _ in 0..<100 {
+        for _ in 0..<300 {
             if let room = try await HTTPGet(port: port, path: "/rooms/\(name)").json, room["version"]?.intValue == version {
                 return room
             }
@@ -452,6 +452,7 @@ private func openStorage(
                                     default: false
                                     }
                                 }
+                                // Refused while the database is away: a pause before the request is sent again.
                                 if case .ack? = answer { seq += 1 } else { try await Task.sleep(for: .milliseconds(50)) }
                             } catch {
                                 client = nil
@@ -461,6 +462,7 @@ private func openStorage(
                     }
                 }
                 group.addTask {
+                    // The faults come at set times while the clients write; how far they got by then does not matter.
                     try await Task.sleep(for: .milliseconds(300))
                     try postgres.terminateBackends()
                     try await Task.sleep(for: .milliseconds(300))

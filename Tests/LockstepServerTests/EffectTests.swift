@@ -27,6 +27,7 @@ private struct Echo: Reducer {
             return .send(.say(word + " again"))
         case .later(let word):
             return .run { send in
+                // The effect's async work; the tests wait for the action it sends, not for this.
                 try? await Task.sleep(for: .milliseconds(20))
                 await send(.say(word + " later"))
             }

@@ -75,7 +75,8 @@ import Testing
         let client = try await TestClient.connect(port: server.port, room: "logs", using: sharedTransport)
         _ = try await client.nextJSON(type: "snapshot")
         client.close()
-        try await Task.sleep(for: .milliseconds(200))
+        // The server has seen the client leave before it is told to stop.
+        try await waitForMetric("lockstep_connections", toReachAtMost: 0, port: server.port)
         #expect(await server.stop() == 0)
         let lines = (server.before + server.rest()).split(separator: "\n").map(String.init)
             .filter { !$0.hasPrefix("lockstep: serving") }

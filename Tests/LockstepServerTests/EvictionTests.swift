@@ -16,14 +16,19 @@ import LockstepTestSupport
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = TestClock()
-        try await withStoredServer(in: directory, clock: ServerClock(clock), configure: { $0.roomIdle = .seconds(60) }) {
-            server in
+        // Presence goes out at once, so the only timer on the clock is the room's idle timer.
+        let configure = { (configuration: inout ServerConfiguration) in
+            configuration.roomIdle = .seconds(60)
+            configuration.presenceInterval = .zero
+        }
+        try await withStoredServer(in: directory, clock: ServerClock(clock), configure: configure) { server in
             let client = try await TestClient.connect(server, room: "idle", using: sharedTransport)
             client.send(.action(id: "a", action: ["type": "increment"]))
             _ = try await client.next { $0 == .ack(id: "a", version: 1) }
             client.close()
-            // The server saw the client leave: the room's idle clock runs from here.
+            // The server saw the client leave and started the room's idle timer: the idle clock runs from here.
             try await waitForMetric("lockstep_connections", toReachAtMost: 0, port: server.port)
+            try await waitForATimer(on: clock)
             await clock.advance(by: .seconds(59))
             #expect(try await metric("lockstep_evictions_total", port: server.port) == 0)
             #expect(try await metric("lockstep_rooms", port: server.port) == 1)
@@ -38,8 +43,10 @@ import LockstepTestSupport
     @Test func resumeHistoryUndoAndRedoWorkAcrossAnEviction() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withStoredServer(in: directory, app: .todos, configure: { $0.roomIdle = .milliseconds(200) }) {
-            server in
+        let clock = TestClock()
+        try await withStoredServer(
+            in: directory, app: .todos, clock: ServerClock(clock), configure: { $0.roomIdle = .seconds(60) }
+        ) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
             for index in 1...5 {
                 client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")]))
@@ -48,12 +55,12 @@ import LockstepTestSupport
             _ = try await client.next { $0 == .ack(id: "u", version: 6) }
             let before = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             client.close()
-            try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+            try await idle(clock, by: .seconds(60), untilEvictionsReach: 1, port: server.port)
             #expect(try await metric("lockstep_rooms", port: server.port) == 0)
 
             // A read loads it and it leaves again.
             #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json == before)
-            try await waitForMetric("lockstep_evictions_total", toReach: 2, port: server.port)
+            try await idle(clock, by: .seconds(60), untilEvictionsReach: 2, port: server.port)
 
             let resumed = try await TestClient.connect(server, query: "since=3", using: sharedTransport)
             #expect(try await resumed.next() == .resume(room: "test", you: "c2", version: 3))
@@ -79,8 +86,10 @@ import LockstepTestSupport
     @Test func aRevertReachesBackAcrossAnEviction() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withStoredServer(in: directory, app: .todos, configure: { $0.roomIdle = .milliseconds(200) }) {
-            server in
+        let clock = TestClock()
+        try await withStoredServer(
+            in: directory, app: .todos, clock: ServerClock(clock), configure: { $0.roomIdle = .seconds(60) }
+        ) { server in
             let client = try await TestClient.connect(server, using: sharedTransport)
             for index in 1...4 {
                 client.send(.action(id: "a\(index)", action: ["type": "add", "title": .string("t\(index)")]))
@@ -88,7 +97,7 @@ import LockstepTestSupport
             _ = try await client.next { $0 == .ack(id: "a4", version: 4) }
             let atTwo = try #require(try await HTTPGet(port: server.port, path: "/rooms/test?version=2").json)
             client.close()
-            try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+            try await idle(clock, by: .seconds(60), untilEvictionsReach: 1, port: server.port)
 
             let back = try await TestClient.connect(server, using: sharedTransport)
             back.send(.revert(id: "t", to: 2))
@@ -112,6 +121,7 @@ import LockstepTestSupport
             _ = try await leaves.next { $0 == .ack(id: "q50", version: 50) }
             leaves.close()
             try await waitForMetric("lockstep_evictions_total", toReach: 1, port: server.port)
+            // A real wait, three idle limits long, in which the room in use must not leave.
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await metric("lockstep_evictions_total", port: server.port) == 1)
             #expect(try await metric("lockstep_rooms", port: server.port) == 1)
@@ -188,13 +198,46 @@ func metric(_ name: String, port: Int) async throws -> Int {
     return 0
 }
 
-/// Polls `/metrics` until `name` is at least `value`; fails the test after `timeout`.
-func waitForMetric(_ name: String, toReach value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
+/// Waits until something sleeps on `clock`, such as a room's idle timer, started once nobody uses the room.
+func waitForATimer(on clock: TestClock<Duration>) async throws {
+    try await within(60, "a timer on the server's clock") {
+        while await !somethingSleeps(on: clock) { try await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
+/// Whether a task sleeps on `clock`, waiting for the test to advance it.
+func somethingSleeps(on clock: TestClock<Duration>) async -> Bool {
+    do {
+        try await clock.checkSuspension()
+        return false
+    } catch {
+        return true
+    }
+}
+
+/// Moves `clock` on by `step` (a room's idle limit) each time something sleeps on it, until the server has evicted
+/// `count` rooms in all. A room's idle timer starts once its last client has left and its last read is answered, and
+/// again when a write was still in flight as it ran; the test sees neither, only the timer.
+func idle(_ clock: TestClock<Duration>, by step: Duration, untilEvictionsReach count: Int, port: Int) async throws {
+    try await within(60, "\(count) evictions") {
+        while try await metric("lockstep_evictions_total", port: port) < count {
+            if await somethingSleeps(on: clock) {
+                await clock.advance(by: step)
+            } else {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+}
+
+/// Polls `/metrics` until `name` is at least `value`; fails the test after `timeout`, an upper bound generous for a
+/// loaded machine.
+func waitForMetric(_ name: String, toReach value: Int, port: Int, timeout: Duration = .seconds(60)) async throws {
     try await waitForMetric(name, port: port, timeout: timeout, "below \(value)") { $0 >= value }
 }
 
 /// Polls `/metrics` until `name` is at most `value`; fails the test after `timeout`.
-func waitForMetric(_ name: String, toReachAtMost value: Int, port: Int, timeout: Duration = .seconds(10)) async throws {
+func waitForMetric(_ name: String, toReachAtMost value: Int, port: Int, timeout: Duration = .seconds(60)) async throws {
     try await waitForMetric(name, port: port, timeout: timeout, "above \(value)") { $0 <= value }
 }
 

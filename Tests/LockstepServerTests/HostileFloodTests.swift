@@ -32,6 +32,7 @@ import LockstepTestSupport
                 let (room, client) = honest[round % honest.count]
                 client.send(.action(id: "h\(round)", action: ["type": "increment"]))
                 sent[room, default: 0] += 1
+                // The honest clients' pace, so their traffic spans the attack.
                 if round % 10 == 0 { try await Task.sleep(for: .milliseconds(20)) }
             }
             let (frames, slowClosed, tooLarge) = await (garbage, slow, oversize)
@@ -137,6 +138,7 @@ enum HostileSockets {
                     closed.insert(fd)
                 }
             }
+            // The slow clients' pace: a byte each every 50 ms, on a thread of their own.
             usleep(50_000)
         }
         return closed.count

@@ -22,7 +22,7 @@ import LockstepTestSupport
             #expect(try await HTTPGet(port: server.port, path: "/healthz").status == 200)
             // A slot frees once a connection closes.
             clients.removeFirst().close()
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + .seconds(30)
             var reopened: TestClient?
             while reopened == nil, ContinuousClock.now < deadline {
                 reopened = try? await TestClient.connect(server, using: sharedTransport)
@@ -70,10 +70,12 @@ enum Slowloris {
         try RawSocket.write(fd, Array("GET /rooms/test HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
         while started.duration(to: .now) < .seconds(10) {
             if let interval {
+                // The slow client's pace: a byte every `interval`, on a thread of its own.
                 usleep(UInt32(interval / .microseconds(1)))
                 let sent = [UInt8(ascii: "a")].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
                 if sent <= 0 { return seconds(since: started) }
             } else {
+                // Silent: looks for the close every 50 ms.
                 usleep(50_000)
             }
             var byte: UInt8 = 0

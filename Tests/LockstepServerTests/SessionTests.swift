@@ -217,6 +217,8 @@ import Testing
         try await withServer(configure: { $0.sessionIdle = .milliseconds(300) }) { server in
             let early = try await Self.connect(server, session: "early")
             _ = try await Self.answer(to: Self.request("a", seq: 1), on: early)
+            // A real wait past the idle limit: session marks keep wall-clock time (they must mean the same after a
+            // restart), not the server's clock. A slower machine only waits longer.
             try await Task.sleep(for: .milliseconds(400))
             let late = try await Self.connect(server, session: "late")
             _ = try await Self.answer(to: Self.request("a", seq: 1), on: late)

@@ -7,7 +7,8 @@ import Testing
 
 /// A protocol client for tests: real WebSocket, bounded waits, and the mirror a real client keeps.
 ///
-/// Every wait has a deadline, so a message that never comes fails the test instead of hanging it.
+/// Every wait has a deadline, so a message that never comes fails the test instead of hanging it. The deadlines are
+/// upper bounds (a message normally comes within milliseconds), generous for a loaded two-core machine.
 final class TestClient: Sendable {
     let socket: WebSocket
     private let inbox: Inbox
@@ -46,14 +47,14 @@ final class TestClient: Sendable {
 
     /// The next message, decoded; fails the test after `timeout`.
     func next(
-        timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
+        timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> ServerMessage {
         try await nextMessage(timeout: timeout, sourceLocation: sourceLocation).message
     }
 
     /// The next message as JSON, for fields ``ServerMessage`` does not keep (`epoch`, `seq`, `duplicate`).
     func nextJSON(
-        timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
+        timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> JSON {
         try await nextMessage(timeout: timeout, sourceLocation: sourceLocation).json
     }
@@ -77,7 +78,7 @@ final class TestClient: Sendable {
     }
 
     /// Reads until a message of `type` arrives, as JSON.
-    func nextJSON(type: String, timeout: Duration = .seconds(10)) async throws -> JSON {
+    func nextJSON(type: String, timeout: Duration = .seconds(30)) async throws -> JSON {
         while true {
             let json = try await nextJSON(timeout: timeout)
             if json["type"]?.stringValue == type { return json }
@@ -86,7 +87,7 @@ final class TestClient: Sendable {
 
     /// Reads until a message matches, applying everything it reads to the mirror.
     func next(
-        timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+        timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation,
         where matches: (ServerMessage) -> Bool
     ) async throws -> ServerMessage {
         while true {
@@ -96,7 +97,7 @@ final class TestClient: Sendable {
     }
 
     /// Reads until the mirror reaches `version`.
-    func catchUp(to version: Int, timeout: Duration = .seconds(20)) async throws {
+    func catchUp(to version: Int, timeout: Duration = .seconds(30)) async throws {
         while await inbox.version < version {
             _ = try await next(timeout: timeout)
         }
@@ -117,7 +118,7 @@ final class TestClient: Sendable {
     }
 
     /// The connection closed, with this code, before `timeout`.
-    func closeCode(timeout: Duration = .seconds(10)) async -> UInt16? {
+    func closeCode(timeout: Duration = .seconds(30)) async -> UInt16? {
         while await inbox.next(timeout: timeout) != nil {}
         return socket.closeCode
     }

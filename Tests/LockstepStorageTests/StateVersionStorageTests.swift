@@ -20,6 +20,11 @@ import Testing
                         history BLOB NOT NULL, time REAL NOT NULL, PRIMARY KEY (room, version)
                     ) WITHOUT ROWID;
                     INSERT INTO snapshots VALUES ('r', 3, '{"n":3}', '{}', 0);
+                    CREATE TABLE session_marks (
+                        room TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, time REAL NOT NULL,
+                        PRIMARY KEY (room, session)
+                    ) WITHOUT ROWID;
+                    INSERT INTO session_marks VALUES ('r', 's', 4, 0);
                     PRAGMA user_version = 1;
                     """)
         }
@@ -37,7 +42,13 @@ import Testing
 
         let reopened = try DatabaseQueue(path: directory + "/rooms.sqlite")
         defer { try? reopened.close() }
-        #expect(try await reopened.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 2)
+        #expect(try await reopened.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 3)
+        // Schema 3: marks keep the answer of an idempotency key's request.
+        let markColumns = try await reopened.read { db in
+            try Row.fetchAll(db, sql: "PRAGMA table_info(session_marks)").map { $0["name"] as String }
+        }
+        #expect(markColumns.contains("answer"))
+        #expect(try await reopened.read { try Int.fetchOne($0, sql: "SELECT seq FROM session_marks") } == 4)
         #expect(
             try await reopened.read { try String.fetchOne($0, sql: "SELECT value FROM lockstep_meta") } == "counter")
     }

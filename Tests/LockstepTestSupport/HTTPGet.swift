@@ -3,7 +3,7 @@ public import LockstepJSON
 // Once a dependency imports this shim module too, `timeval` members resolve through it.
 import SwiftOverlayShims
 
-/// One plain HTTP/1.1 GET over a raw socket: what curl would see.
+/// One plain HTTP/1.1 request over a raw socket (a GET unless told otherwise): what curl would see.
 public struct HTTPGet: Sendable {
     public let status: Int
     public let body: [UInt8]
@@ -15,20 +15,37 @@ public struct HTTPGet: Sendable {
 
     /// Waits for the answer on a thread of its own: a blocked thread of Swift's small task pool would hold back
     /// every task of the test run, the server's storage included.
-    public init(host: String = "127.0.0.1", port: Int, path: String, headers: [String] = []) async throws {
-        self = try await offThePool { try HTTPGet(blockingHost: host, port: port, path: path, headers: headers) }
+    public init(
+        host: String = "127.0.0.1", port: Int, method: String = "GET", path: String, headers: [String] = [],
+        body: [UInt8] = []
+    ) async throws {
+        self = try await offThePool {
+            try HTTPGet(blockingHost: host, port: port, method: method, path: path, headers: headers, body: body)
+        }
     }
 
-    private init(blockingHost host: String, port: Int, path: String, headers: [String]) throws {
+    /// A `POST` of `body` as `application/json` (unless `headers` names another type).
+    public static func post(
+        port: Int, path: String, json body: String, headers: [String] = []
+    ) async throws -> HTTPGet {
+        let type = headers.contains { $0.lowercased().hasPrefix("content-type:") } ? [] : ["Content-Type: application/json"]
+        return try await HTTPGet(port: port, method: "POST", path: path, headers: type + headers, body: Array(body.utf8))
+    }
+
+    private init(
+        blockingHost host: String, port: Int, method: String, path: String, headers: [String], body sent: [UInt8]
+    ) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
         defer { Glibc.close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        // A minute before a read gives up: an upper bound, generous for a loaded machine.
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try RawSocket.connect(fd, host: host, port: port)
-        let request = (["GET \(path) HTTP/1.1", "Host: \(host)", "Connection: close"] + headers)
+        let length = sent.isEmpty && method == "GET" ? [] : ["Content-Length: \(sent.count)"]
+        let request = (["\(method) \(path) HTTP/1.1", "Host: \(host)", "Connection: close"] + length + headers)
             .joined(separator: "\r\n") + "\r\n\r\n"
-        try RawSocket.write(fd, Array(request.utf8))
+        try RawSocket.write(fd, Array(request.utf8) + sent)
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {

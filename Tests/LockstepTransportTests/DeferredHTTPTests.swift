@@ -2,7 +2,8 @@ import Synchronization
 import Testing
 @testable import LockstepTransport
 
-@Suite(.timeLimit(.minutes(1)))
+// Three minutes: each test's waits are bounded by `withTimeout`'s minute, on a loaded machine.
+@Suite(.timeLimit(.minutes(3)))
 struct DeferredHTTPTests {
     private func makeServer(_ delegate: DeferringDelegate, waitSeconds: Int = 30) throws -> WebSocketServer {
         try WebSocketServer(configuration: .init(port: 0, responseWaitTimeoutSeconds: waitSeconds), delegate: delegate)
@@ -19,6 +20,7 @@ struct DeferredHTTPTests {
             #expect(await delegate.recorder.wait { $0.contains(.http("GET /later 1")) })
             let promise = try #require(delegate.promise("1"))
             try await Task.detached {
+                // Later for real: the loop has gone back to waiting on its sockets with the request unanswered.
                 try await Task.sleep(for: .milliseconds(200))
                 promise.complete(with: HTTPResponse(
                     status: 404, contentType: "application/octet-stream", body: body, headers: ["X-Deferred": "yes"]))
@@ -46,6 +48,7 @@ struct DeferredHTTPTests {
             let raw = try RawSocket(port: server.port)
             raw.get("/later?id=1")
             #expect(await delegate.recorder.wait { $0.contains(.http("GET /later 1")) })
+            // A real wait: nothing may arrive in it; on a slow machine it only proves less.
             try await Task.sleep(for: .milliseconds(200))
             #expect(!raw.hasInput)
             try #require(delegate.promise("1")).complete(with: HTTPResponse(status: 200, text: "done"))
@@ -100,8 +103,8 @@ struct DeferredHTTPTests {
             raw.get("/later?id=gone")
             #expect(await delegate.recorder.wait { $0.contains(.http("GET /later gone")) })
             let promise = try #require(delegate.promise("gone"))
+            // The server does not read while the answer waits: it finds the client gone when it writes the answer.
             raw.close()
-            try await Task.sleep(for: .milliseconds(50))
             await Task.detached { promise.complete(with: HTTPResponse(status: 200, text: "too late")) }.value
             try await waitOnLoop(server) { promise.wsi == nil }
 
@@ -135,6 +138,7 @@ struct DeferredHTTPTests {
             closedStream.close()
             // lws reads nothing mid-transaction: unless reading pauses, poll() wakes for the waiting input at once.
             let before = await onLoop(server) { threadCPUSeconds() }
+            // A real half second of the loop's life, measured in its CPU time: a busy machine gives it less, not more.
             try await Task.sleep(for: .milliseconds(500))
             let spent = await onLoop(server) { threadCPUSeconds() } - before
             #expect(spent < 0.05)
@@ -153,7 +157,7 @@ struct DeferredHTTPTests {
         let server = try makeServer(delegate)
         defer { server.shutdown() }
         let count = 200
-        try await withTimeout(30) {
+        try await withTimeout {
             let sockets = try (0..<count).map { _ in try RawSocket(port: server.port) }
             for (index, socket) in sockets.enumerated() { socket.get("/later?id=\(index)") }
             #expect(await delegate.recorder.wait { $0.count == count })
@@ -200,11 +204,12 @@ struct DeferredHTTPTests {
         // Completed as soon as the request is seen, well within the limit, so a loaded machine does not turn it into
         // a late answer.
         let body = [UInt8](repeating: 7, count: 32 << 20)
-        try await withTimeout(30) {
+        try await withTimeout {
             let raw = try RawSocket(port: server.port)
             raw.get("/later?id=slow")
             #expect(await delegate.recorder.wait { $0.contains(.http("GET /later slow")) })
             try #require(delegate.promise("slow")).complete(with: HTTPResponse(status: 200, body: body))
+            // A real wait past libwebsockets' own wait limit (5 s, not on any clock a test can move) before reading.
             try await Task.sleep(for: .seconds(6))
             #expect(raw.readHead().hasPrefix("HTTP/1.1 200"))
             #expect(raw.readBody(count: body.count) == body)
@@ -265,8 +270,8 @@ struct DeferredHTTPTests {
             #expect(raw.readHead().hasPrefix("HTTP/1.1 200"))
             let queue = try #require(delegate.queue("gone"))
             try await waitOnLoop(server) { queue.stream?.waitingWsi != nil }
+            // As with a promise, the server finds the client gone when it writes the next piece.
             raw.close()
-            try await Task.sleep(for: .milliseconds(50))
             await Task.detached {
                 queue.push(Array("lost".utf8))
                 queue.push(nil)

@@ -36,7 +36,8 @@ final class ActorDelegate: WebSocketServerDelegate, @unchecked Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+// Three minutes: each test's waits are bounded by `withTimeout`'s minute, on a loaded machine.
+@Suite(.timeLimit(.minutes(3)))
 struct ServiceLoopTests {
     @Test func actorIsolatedToLoopRunsOnLoopAndAssumeIsolatedWorks() async throws {
         let delegate = ActorDelegate()

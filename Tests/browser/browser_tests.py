@@ -285,6 +285,47 @@ def undo_mine(driver, server):
           f"{shown} vs {expected}")
 
 
+def presence_state(driver, server):
+    """Presence state (1.3): a burst of alice's setPresence reaches bob throttled, ending on the last state; clearing
+    it and a reconnection (the client sets it again) show in bob's peers."""
+    result = run_page(driver, """
+        const [url] = args;
+        const lockstep = await import(url.replace(/^ws/, "http").replace(/\/rooms\/.*$/, "/lockstep.js"));
+        const until = async (condition) => {
+            const deadline = Date.now() + 10000;
+            while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+            return condition();
+        };
+        const alice = await lockstep.connectRoom(url, {name: "alice"});
+        const bob = await lockstep.connectRoom(url, {name: "bob"});
+        const aliceOf = (room) => room.peers.find((peer) => peer.name === "alice");
+        await until(() => bob.peers.length === 2);
+        let changed = 0;
+        bob.subscribe((room, message) => { if (message.type === "presence" && message.changed) changed += 1; });
+        const started = Date.now();
+        for (let index = 1; index <= 1000; index += 1) alice.setPresence({cursor: index});
+        const last = await until(() => aliceOf(bob)?.state?.cursor === 1000);
+        const elapsed = Date.now() - started;
+        alice.setPresence(null);
+        const cleared = await until(() => aliceOf(bob) !== undefined && !("state" in aliceOf(bob)));
+        alice.setPresence({typing: true});
+        await until(() => aliceOf(bob)?.state?.typing === true);
+        const before = aliceOf(bob).client;
+        alice.socket.close(4000);
+        const back = await until(() => bob.peers.length === 2 && aliceOf(bob)?.client !== before
+            && aliceOf(bob)?.state?.typing === true);
+        const result = {last, elapsed, changed, cleared, back, version: bob.version};
+        alice.close();
+        bob.close();
+        return result;
+    """, f"ws://127.0.0.1:{server.port}/rooms/presence")
+    check("a burst of setPresence reaches another page, throttled, ending on the last state",
+          result["last"] and result["changed"] <= result["elapsed"] // 50 + 3, result)
+    check("a cleared state leaves the peer's entry, and a reconnected client sets its state again",
+          result["cleared"] and result["back"], result)
+    check("presence states change nothing in the room", result["version"] == 0, result)
+
+
 class Watcher:
     """A second client of the room, on a plain socket: it sees what the inspector's buttons do to the room."""
 
@@ -568,6 +609,7 @@ document.title = "ready";
         restart(driver, server)
         going_away(driver, server, page_origin)
         undo_mine(driver, server)
+        presence_state(driver, server)
         kept_room(driver, page_directory, page_origin)
         inspector(driver, todos)
         read_token_inspector(driver)

@@ -44,15 +44,16 @@ fail() {
 # PostgreSQL refuses to run as root.
 as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# `wait_for FILE PATTERN [SECONDS]`: true once FILE has a line matching the extended regex, within 10 s or SECONDS.
+# `wait_for FILE PATTERN [SECONDS]`: true once FILE has a line matching the extended regex, within 30 s or SECONDS.
 wait_for() {
-    for _ in $(seq "$((${3:-10} * 10))"); do
+    for _ in $(seq "$((${3:-30} * 10))"); do
         grep -qE -- "$2" "$1" 2>/dev/null && return 0
         sleep 0.1
     done
     return 1
 }
 started() { echo "cluster-nginx smoke: FAIL: $1 did not start"; shift; tail -n 30 "$@"; exit 1; }
+source Tests/smoke/ws_until.sh
 
 # PostgreSQL: loopback only, on a free port, trust authentication.
 [ "$(id -u)" -eq 0 ] && chown postgres: "$tmp/pg"
@@ -77,7 +78,7 @@ done
 # Each server's number, as it appears in the ids it gives clients (`c3-2`), asked of each directly.
 declare -A node_index
 for i in 0 1 2; do
-    you=$( (sleep 0.5) | timeout 5 websocat "ws://127.0.0.1:${ports[$i]}/rooms/whoami" 2>/dev/null | head -n 1 \
+    you=$(ws_until '"you":' "ws://127.0.0.1:${ports[$i]}/rooms/whoami" | head -n 1 \
         | grep -oE '"you":"c[0-9]+-[0-9]+"' || true)
     [ -n "$you" ] || started "server $((i + 1))'s WebSocket" "$tmp/node$((i + 1)).log"
     node_index[$(sed -E 's/.*-([0-9]+)"/\1/' <<<"$you")]=$i
@@ -112,7 +113,7 @@ $block
 EOF
 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -g 'daemon off;' >"$tmp/nginx/stderr" 2>&1 &
 nginx_pid=$!
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$proxy_port") 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$proxy_port") 2>/dev/null && break; sleep 0.1; done
 (exec 3<>"/dev/tcp/127.0.0.1/$proxy_port") 2>/dev/null || started nginx "$tmp/nginx/stderr" "$tmp/nginx/error.log"
 echo "cluster: PostgreSQL on $pg_port, servers on ${ports[*]}, nginx on $proxy_port"
 
@@ -202,7 +203,7 @@ total=$(acked)
 ok=1
 for n in 1 2 3; do
     url="ws://127.0.0.1:$proxy_port/rooms/cluster?name=late$n"
-    out=$( (sleep 1) | timeout 10 websocat "$url" 2>/dev/null | head -n 1 || true)
+    out=$(ws_until '"type":"snapshot"' "$url" | head -n 1 || true)
     grep -qE "\"type\":\"snapshot\".*\"version\":$total,\"state\":\\{\"count\":$total\\}" <<<"$out" || {
         ok=0
         echo "late$n got: $out"

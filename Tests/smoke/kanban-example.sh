@@ -15,15 +15,15 @@ pid=$!
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 source Tests/smoke/server_port.sh
+source Tests/smoke/ws_until.sh
 port=$(server_port "$work/log") || { echo "kanban smoke: the server did not start"; cat "$work/log"; exit 1; }
 
 token() { "$bin" token --room board --role write --sub "$1" --auth-secret-file "$work/secret"; }
 room="ws://127.0.0.1:$port/rooms/board"
-alice=$( (echo '{"type":"action","id":"a1","action":{"add":{"title":"Ship it","column":0}}}'
-    echo '{"type":"action","id":"a2","action":{"draft":{"title":"half an idea"}}}'
-    sleep 1) | timeout 10 websocat "$room?token=$(token alice)")
-bob=$( (echo '{"type":"action","id":"b1","action":{"delete":{"id":1}}}'; sleep 1) \
-    | timeout 10 websocat "$room?token=$(token bob)")
+alice=$(ws_until '"id":"a2"' "$room?token=$(token alice)" \
+    '{"type":"action","id":"a1","action":{"add":{"title":"Ship it","column":0}}}' \
+    '{"type":"action","id":"a2","action":{"draft":{"title":"half an idea"}}}')
+bob=$(ws_until '"id":"b1"' "$room?token=$(token bob)" '{"type":"action","id":"b1","action":{"delete":{"id":1}}}')
 echo "alice: $alice"
 echo "bob: $bob"
 

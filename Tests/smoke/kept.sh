@@ -26,9 +26,9 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 url="ws://127.0.0.1:$port/rooms/kept"
 client="TERM=xterm-256color NO_COLOR=1 '$client_bin' '$url' --name alice --app counter --session alice-1 --keep '$keep'"
 
-# Wait until a tmux session's program has exited (the session is gone), for up to 10 s.
+# Wait until a tmux session's program has exited (the session is gone), for up to 30 s.
 wait_gone() {
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         tmx has-session -t "$1" 2>/dev/null || { echo "ok: $2"; passed=$((passed + 1)); return 0; }
         sleep 0.1
     done
@@ -61,6 +61,7 @@ tmx send-keys -t alice 'quit' Enter
 wait_gone alice "the client quits again"
 tmx new-session -d -s alice -x 100 -y 24 "$client"
 wait_for alice 'live *$' "restarted with nothing waiting" || true
+# A real wait: an increment sent again would reach bob's screen in it.
 sleep 0.5
 wait_for bob '"count": 3' "the count is still 3" || true
 wait_for bob ' v3 ' "and the version still 3" || true

@@ -25,7 +25,7 @@ start_server() {
     "$server_bin" serve --port "$1" --app counter --data "$data" >"$log" 2>&1 &
     server_pid=$!
     port=""
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         port=$(grep -o 'ws://127.0.0.1:[0-9]*' "$log" | head -n 1 | sed 's/.*://' || true)
         [ -n "$port" ] && return 0
         sleep 0.1

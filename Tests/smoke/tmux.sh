@@ -22,7 +22,7 @@ trap cleanup EXIT
 "$server_bin" serve --port 0 --app counter --memory >"$log" 2>&1 &
 server_pid=$!
 port=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do
     port=$(grep -o 'ws://127.0.0.1:[0-9]*' "$log" | head -n 1 | sed 's/.*://' || true)
     [ -n "$port" ] && break
     sleep 0.1
@@ -84,7 +84,7 @@ fi
 
 tmx send-keys -t alice C-c
 tmx send-keys -t bob C-d
-for _ in $(seq 50); do
+for _ in $(seq 300); do
     tmx has-session -t alice 2>/dev/null || tmx has-session -t bob 2>/dev/null || break
     sleep 0.1
 done

@@ -1,10 +1,10 @@
 # Shared by the tmux smoke tests: `wait_for SESSION PATTERN DESCRIPTION` polls a tmux pane (through the caller's
-# `tmx`) for up to 10 s and counts what passed and failed.
+# `tmx`) for up to 30 s and counts what passed and failed.
 passed=0
 failed=0
 wait_for() {
     local screen=""
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         screen=$(tmx capture-pane -p -t "$1" 2>/dev/null || true)
         if grep -qE -- "$2" <<<"$screen"; then
             echo "ok: $3"
@@ -13,7 +13,7 @@ wait_for() {
         fi
         sleep 0.1
     done
-    echo "FAILED: $3 (no /$2/ on $1's screen within 10 s):"
+    echo "FAILED: $3 (no /$2/ on $1's screen within 30 s):"
     echo "$screen"
     failed=$((failed + 1))
     return 1

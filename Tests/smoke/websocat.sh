@@ -13,10 +13,11 @@ pid=$!
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$log" "$data"' EXIT
 
 source Tests/smoke/server_port.sh
+source Tests/smoke/ws_until.sh
 port=$(server_port "$log") || { echo "websocat smoke: the server did not start"; cat "$log"; exit 1; }
 
-out=$( (echo '{"type":"action","id":"a1","action":{"type":"increment"}}'; sleep 1) \
-    | timeout 10 websocat "ws://127.0.0.1:$port/rooms/smoke?name=websocat")
+out=$(ws_until '"type":"ack","id":"a1"' "ws://127.0.0.1:$port/rooms/smoke?name=websocat" \
+    '{"type":"action","id":"a1","action":{"type":"increment"}}')
 echo "$out"
 
 fail=0

@@ -41,6 +41,10 @@ export interface Cause {
 export interface Peer {
   client: string;
   name: string;
+  /** The subject of its token, when it has one. */
+  sub?: string;
+  /** What it says it is doing (its `setPresence`), once it set something. */
+  state?: JSONValue;
 }
 
 /** What the server sends; listeners get each of these, and `status` changes, after the room has taken them in. */
@@ -59,6 +63,8 @@ export type ServerMessage =
   | { type: "resume"; room: string; you: string; version: number; epoch?: string; seq?: number }
   | { type: "patch"; version: number; ops: PatchOperation[]; cause: Cause; undo: number; redo: number }
   | { type: "presence"; peers: Peer[]; count?: number }
+  /** Only presence states changed: these peers, each whole (`state: null` when cleared); `peers` is updated. */
+  | { type: "presence"; changed: (Peer & { state: JSONValue })[] }
   | { type: "error"; id?: string; code: string; message: string }
   | { type: "status"; status: RoomStatus };
 
@@ -87,6 +93,8 @@ export interface RoomOptions {
   keep?: boolean | KeptStorage;
   /** What the room holds, recorded with a kept room: one kept for another app is set aside, not shown. */
   app?: string;
+  /** Shortest time between two presence states sent, in milliseconds (default 50); states in between are merged. */
+  presenceInterval?: number;
 }
 
 /** Where a room is kept: `localStorage`, `sessionStorage`, or an object with the same three methods. */
@@ -121,8 +129,11 @@ export class Room<State = JSONValue> {
   readonly epoch: string | null;
   /** This connection's client id. */
   readonly you: string | null;
+  /** Who is in the room, each with its presence state once it has one; `peerCount` in all. */
   readonly peers: Peer[];
   readonly peerCount: number;
+  /** What this client says it is doing (`setPresence`); null for nothing. */
+  readonly presence: JSONValue;
   readonly undoCount: number;
   readonly redoCount: number;
   readonly status: RoomStatus;
@@ -138,6 +149,11 @@ export class Room<State = JSONValue> {
   redo(options?: { mine?: boolean }): Promise<number>;
   /** Takes the room back to the state it had at `version`, as one new change. */
   revert(version: number): Promise<number>;
+  /**
+   * Says what this client is doing (at most the server's `--presence-limit` bytes), or null for nothing: others see it
+   * in `peers`. Sent at most once per `presenceInterval`, the latest state winning, and again after a reconnection.
+   */
+  setPresence(state: JSONValue): void;
   /** Closes for good; pending requests reject with `closed` (kept ones stay kept for the next load). */
   close(): void;
 }

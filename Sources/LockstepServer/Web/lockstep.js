@@ -53,7 +53,7 @@ export class Room {
     url,
     {
       name, session, token, path, maxPending = 1000, reconnectDelay = 100, maxReconnectDelay = 5000, keep = false,
-      app = "",
+      app = "", presenceInterval = 50,
     } = {},
   ) {
     /** The addresses tried in turn; `urls[urlIndex]` is the one in use. */
@@ -78,9 +78,15 @@ export class Room {
     this.epoch = null;
     /** This connection's client id (`you`). */
     this.you = null;
-    /** Who is in the room: `[{client, name}]`, and `peerCount` in all. */
+    /** Who is in the room: `[{client, name, sub?, state?}]` (`state` once that client set one), `peerCount` in all. */
     this.peers = [];
     this.peerCount = 0;
+    /** What this client says it is doing (`setPresence`); null for nothing. */
+    this.presence = null;
+    /** Shortest time between two presence states sent, in milliseconds: states set in between are merged. */
+    this.presenceInterval = presenceInterval;
+    this.presenceOwed = false;
+    this.presenceSentAt = -Infinity;
     /** Steps that can be undone and redone now. */
     this.undoCount = 0;
     this.redoCount = 0;
@@ -145,8 +151,37 @@ export class Room {
     return this.request({ type: "revert", to: version });
   }
 
+  /**
+   * Says what this client is doing (a cursor, "typing"): any JSON value of at most the server's `--presence-limit`
+   * bytes, or null for nothing. Every client of the room sees it in `peers`; it is never part of the room's state.
+   * Sent at most once per `presenceInterval` milliseconds, the latest state winning, and again after a reconnection.
+   */
+  setPresence(state) {
+    if (this.closed) return;
+    this.presence = state ?? null;
+    this.presenceOwed = true;
+    this.sendPresenceWhenDue();
+  }
+
+  /** Sends the owed presence state now, or once `presenceInterval` has passed since the last one. */
+  sendPresenceWhenDue() {
+    if (!this.presenceOwed || this.presenceTimer !== undefined || this.status !== "open") return;
+    const wait = this.presenceSentAt + this.presenceInterval - Date.now();
+    if (wait > 0) {
+      this.presenceTimer = setTimeout(() => {
+        this.presenceTimer = undefined;
+        this.sendPresenceWhenDue();
+      }, wait);
+      return;
+    }
+    this.presenceOwed = false;
+    this.presenceSentAt = Date.now();
+    this.socket.send(JSON.stringify({ type: "presence", state: this.presence }));
+  }
+
   /** Closes the connection for good; requests still pending fail (kept ones stay kept for the next page load). */
   close() {
+    clearTimeout(this.presenceTimer);
     this.save();
     this.storage = null;
     this.closed = true;
@@ -263,6 +298,8 @@ export class Room {
     }
     const socket = new WebSocket(url);
     this.socket = socket;
+    // A new connection starts with no presence state on the server.
+    this.presenceOwed = this.presence !== null;
     socket.onmessage = (event) => this.receive(JSON.parse(event.data));
     socket.onclose = (event) => {
       if (socket !== this.socket || this.closed) return;
@@ -330,8 +367,14 @@ export class Room {
         }
         break;
       case "presence":
-        this.peers = message.peers;
-        this.peerCount = message.count ?? message.peers.length;
+        if (Array.isArray(message.changed)) {
+          // Only states changed: each entry replaces that peer's (a state of null was cleared).
+          const changed = new Map(message.changed.map((entry) => [entry.client, withoutNullState(entry)]));
+          this.peers = this.peers.map((peer) => changed.get(peer.client) ?? peer);
+        } else {
+          this.peers = message.peers;
+          this.peerCount = message.count ?? message.peers.length;
+        }
         this.notify(message);
         break;
     }
@@ -349,6 +392,7 @@ export class Room {
     this.setStatus("open");
     this.scheduleSave();
     for (const entry of this.outbox) this.socket.send(JSON.stringify(entry.message));
+    this.sendPresenceWhenDue();
     this.readyResolve(this);
     this.notify(message);
   }
@@ -382,6 +426,13 @@ export class Room {
   notify(message) {
     for (const listener of this.listeners) listener(this, message);
   }
+}
+
+/** A `changed` presence entry as `peers` lists it: without `state` when the client cleared it. */
+function withoutNullState(entry) {
+  if (entry.state !== null) return entry;
+  const { state: _cleared, ...rest } = entry;
+  return rest;
 }
 
 /** A new session name: 22 random characters of `[A-Za-z0-9_-]`. */

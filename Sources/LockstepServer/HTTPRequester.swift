@@ -1,0 +1,91 @@
+import LockstepCore
+import LockstepJSON
+import LockstepTransport
+
+/// A request sent with `POST /rooms/ROOM`: applied in the room's order like a client's, and answered with an HTTP
+/// response once it is as durable as an ack.
+///
+/// Without `session=` each request is its own author (its `undo mine` finds nothing); with it, the request is that
+/// session's, as its subject owns it. Loop-bound.
+final class HTTPRequester: Requester {
+    let room: Room
+    var client: String { "http" }
+    let name: String?
+    let subject: String?
+    let role: AccessRole?
+    let sessionName: SessionName?
+    let idempotency: Idempotency?
+    /// Makes a request without a session its own author.
+    private let number: Int
+    /// Headers every answer carries (CORS).
+    private let headers: [String: String]
+    private let promise: HTTPPromise
+
+    init(
+        room: Room, name: String?, grant: AccessGrant?, session: SessionName?, idempotency: Idempotency?, number: Int,
+        headers: [String: String], promise: HTTPPromise
+    ) {
+        self.room = room
+        self.name = name
+        subject = grant?.subject
+        role = grant?.role
+        sessionName = grant == nil ? session : session?.owned(by: grant?.subject)
+        self.idempotency = idempotency
+        self.number = number
+        self.headers = headers
+        self.promise = promise
+    }
+
+    func sender(run: String) -> Sender {
+        var sender = Sender(
+            client: client, name: name, session: sessionName?.given, subject: subject, role: role?.rawValue,
+            connection: "\(run)/http-\(number)")
+        if let sessionName { sender.author = "session:\(sessionName.value)" }
+        return sender
+    }
+
+    func answer(_ answer: RequestAnswer) {
+        promise.complete(with: Self.response(to: answer, room: room.name, headers: headers))
+    }
+
+    /// The HTTP form of an answer: `200` with the room and version, or the status of the error's code with
+    /// `{"code","message"}`.
+    static func response(
+        to answer: RequestAnswer, room: String, status given: Int? = nil, headers: [String: String] = [:]
+    ) -> HTTPResponse {
+        let status: Int
+        let body: JSON
+        switch answer {
+        case .ack(_, let version, let duplicate):
+            status = 200
+            var object: JSONObject = ["room": .string(room), "version": .int(version)]
+            if duplicate { object["duplicate"] = true }
+            body = .object(object)
+        case .error(_, let code, let message):
+            status = given ?? Self.status(of: code)
+            body = ["code": .string(code), "message": .string(message)]
+        case .message(let message):
+            status = 200
+            body = message.json
+        }
+        var response = HTTPResponse(status: status, contentType: "application/json", body: body.serialized() + [10])
+        response.headers.merge(headers) { _, given in given }
+        return response
+    }
+
+    /// The HTTP status of an error code, as the protocol lists them.
+    static func status(of code: String) -> Int {
+        switch code {
+        case "unauthorized": 401
+        case "forbidden": 403
+        case "conflict", "nothing_to_undo", "nothing_to_redo", "unknown_version": 409
+        case "too_large": 413
+        case "invalid_action", "rejected", "idempotency_mismatch": 422
+        case "unavailable": 503
+        default: 400
+        }
+    }
+}
+
+@available(*, unavailable)
+extension HTTPRequester: Sendable {}

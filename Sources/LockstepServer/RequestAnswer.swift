@@ -1,0 +1,35 @@
+import LockstepCore
+import LockstepJSON
+
+/// The answer to one request, which its ``Requester`` puts in its own form: a frame on its connection, or an HTTP
+/// response with the status the protocol gives the code.
+enum RequestAnswer {
+    /// The request is applied (or was before, `duplicate`); `version` is its change's, or the room's when it changed
+    /// nothing.
+    case ack(id: String?, version: Int, duplicate: Bool = false)
+    case error(id: String?, code: String, message: String)
+    /// Any other reply to a connection, such as `history`.
+    case message(ServerMessage)
+
+    /// As a WebSocket client receives it.
+    var json: JSON {
+        switch self {
+        case .ack(let id, let version, let duplicate):
+            guard duplicate, case .object(var ack) = ServerMessage.ack(id: id, version: version).json else {
+                return ServerMessage.ack(id: id, version: version).json
+            }
+            ack["duplicate"] = true
+            return .object(ack)
+        case .error(let id, let code, let message):
+            return ServerMessage.error(id: id, code: code, message: message).json
+        case .message(let message):
+            return message.json
+        }
+    }
+
+    /// Whether the request failed for a reason outside it (the database), so it may be sent again as it is.
+    var isUnavailable: Bool {
+        if case .error(_, "unavailable", _) = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,149 @@
+import LockstepCore
+import LockstepJSON
+import LockstepTransport
+
+/// `POST /rooms/ROOM`: a request from a backend, a script or `curl`, applied in the room's one order like a client's
+/// and answered once it is as durable as an ack; `OPTIONS` for browsers' preflights.
+extension SyncServer {
+    /// The methods `/rooms/ROOM` answers.
+    static let roomMethods = "GET, HEAD, POST, OPTIONS"
+
+    /// The answer to a request on `/rooms/ROOM` that is not a read: `POST`, a preflight, or `405`.
+    func respond(to request: HTTPRequest, room name: String) -> HTTPResponse {
+        let cors = corsHeaders(for: request)
+        func refuse(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+            metrics.error(code)
+            return HTTPRequester.response(
+                to: .error(id: nil, code: code, message: message), room: name, status: status, headers: cors)
+        }
+        if let origin = request.header("origin"), cors.isEmpty {
+            return refuse(403, "forbidden", "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)")
+        }
+        switch request.method {
+        case "OPTIONS":
+            var response = HTTPResponse(status: 204, headers: cors)
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST"
+            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Idempotency-Key"
+            return response
+        case "POST":
+            break
+        default:
+            var response = refuse(405, "bad_message", "\(request.method) is not a method of /rooms/ROOM")
+            response.headers["Allow"] = Self.roomMethods
+            return response
+        }
+        guard !isDraining else { return refuse(503, "unavailable", Self.drainingNotice) }
+        guard !request.bodyIsTooLarge else {
+            return refuse(413, "too_large", "the body is over the \(configuration.maxFrameBytes)-byte limit")
+        }
+        let type = request.header("content-type")?.lowercased().prefix { $0 != ";" } ?? ""
+        guard type.filter({ $0 != " " }) == "application/json" else {
+            return refuse(415, "bad_message", "the body must be one request as JSON, sent as application/json")
+        }
+        var grant: AccessGrant?
+        if let tokens = configuration.tokens {
+            do {
+                grant = try tokens.authorize(TokenAuthority.bearerToken(in: request.header("authorization")), room: name)
+            } catch .otherRoom(let granted, let requested) {
+                return refuse(403, "forbidden", "the token is for room '\(granted)', not '\(requested)'")
+            } catch {
+                var response = refuse(401, "unauthorized", error.message)
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+            }
+            guard let grant, grant.role >= .write else { return refuse(403, "forbidden", "this token may only read") }
+        }
+        var session: SessionName?
+        if let given = request.query["session"] {
+            guard let name = SessionName(given) else {
+                return refuse(400, "bad_message", "session must be 1 to \(SessionName.maxLength) characters of A-Z a-z 0-9 . _ -")
+            }
+            session = name
+        }
+        var idempotency: Idempotency?
+        if let key = request.header("idempotency-key") {
+            guard let valid = Idempotency(key: key, body: request.body) else {
+                return refuse(400, "bad_message", "Idempotency-Key must be 1 to \(Idempotency.maxLength) visible ASCII characters")
+            }
+            idempotency = valid
+        }
+        let parsed: ClientRequest
+        switch Self.changeRequest(in: request.body) {
+        case .success(let request): parsed = request
+        case .failure(let error): return refuse(error.status, error.code, error.message)
+        }
+        let promise = HTTPPromise()
+        let senderName = request.query["name"].map { String($0.prefix(64)) }
+        Task {
+            let room: Room
+            switch await self.room(named: name, creating: true) {
+            case .success(let found?):
+                room = found
+            case .success(nil):
+                return promise.complete(with: refuse(503, "unavailable", "the room cannot be read"))
+            case .failure(let error):
+                return promise.complete(with: refuse(503, "unavailable", Self.loadFailure(name, error)))
+            }
+            self.httpRequests += 1
+            let sender = HTTPRequester(
+                room: room, name: senderName, grant: grant, session: session, idempotency: idempotency,
+                number: self.httpRequests, headers: cors, promise: promise)
+            if let refusal = self.historyRefusal(of: parsed.message, by: sender) {
+                return promise.complete(with: refuse(403, "forbidden", refusal))
+            }
+            self.submit(parsed, from: sender)
+            // A room read only for this request leaves memory again once idle.
+            self.roomBecameIdle(room)
+        }
+        return .deferred(promise)
+    }
+
+    /// A refusal of an HTTP request before it reaches the room: its status, code and words.
+    struct HTTPRefusal: Error {
+        let status: Int
+        let code: String
+        let message: String
+    }
+
+    /// The one change request a body holds: `action`, `undo`, `redo` or `revert`, without `seq`.
+    static func changeRequest(in body: [UInt8]) -> Result<ClientRequest, HTTPRefusal> {
+        let json: JSON
+        do {
+            json = try JSON(parsing: body)
+        } catch {
+            return .failure(HTTPRefusal(status: 400, code: "bad_json", message: "\(error)"))
+        }
+        guard case .object = json else {
+            return .failure(HTTPRefusal(status: 400, code: "bad_json", message: "the body must be a JSON object"))
+        }
+        let request: ClientRequest
+        do {
+            request = try ClientRequest(json: json)
+        } catch {
+            return .failure(HTTPRefusal(status: HTTPRequester.status(of: error.code), code: error.code, message: error.message))
+        }
+        switch request.message {
+        case .action, .undo, .redo, .revert:
+            break
+        default:
+            return .failure(
+                HTTPRefusal(
+                    status: 400, code: "bad_message", message: "over HTTP a request is an action, undo, redo or revert"))
+        }
+        guard json["seq"] == nil else {
+            return .failure(
+                HTTPRefusal(
+                    status: 400, code: "bad_message",
+                    message: "\"seq\" is for WebSocket sessions; over HTTP send an Idempotency-Key header"))
+        }
+        return .success(request)
+    }
+
+    /// `Access-Control-Allow-Origin` for a request from an allowed origin; none without an `Origin` or for one that
+    /// is not allowed.
+    func corsHeaders(for request: HTTPRequest) -> [String: String] {
+        guard let origin = request.header("origin"), configuration.allowsOrigin(origin, host: request.header("host"))
+        else { return [:] }
+        return ["Access-Control-Allow-Origin": origin, "Vary": "Origin"]
+    }
+}
