@@ -10,10 +10,7 @@ import LockstepTransport
 final class HTTPRequester: Requester {
     let room: Room
     var client: String { "http" }
-    let name: String?
-    let subject: String?
-    let role: AccessRole?
-    let sessionName: SessionName?
+    let from: RequestSender
     let idempotency: Idempotency?
     /// Makes a request without a session its own author.
     private let number: Int
@@ -22,26 +19,23 @@ final class HTTPRequester: Requester {
     private let promise: HTTPPromise
 
     init(
-        room: Room, name: String?, grant: AccessGrant?, session: SessionName?, idempotency: Idempotency?, number: Int,
-        headers: [String: String], promise: HTTPPromise
+        room: Room, from: RequestSender, idempotency: Idempotency?, number: Int, headers: [String: String],
+        promise: HTTPPromise
     ) {
         self.room = room
-        self.name = name
-        subject = grant?.subject
-        role = grant?.role
-        sessionName = grant == nil ? session : session?.owned(by: grant?.subject)
+        self.from = from
         self.idempotency = idempotency
         self.number = number
         self.headers = headers
         self.promise = promise
     }
 
+    var subject: String? { from.subject }
+    var role: AccessRole? { from.role }
+    var sessionName: SessionName? { from.sessionName }
+
     func sender(run: String) -> Sender {
-        var sender = Sender(
-            client: client, name: name, session: sessionName?.given, subject: subject, role: role?.rawValue,
-            connection: "\(run)/http-\(number)")
-        if let sessionName { sender.author = "session:\(sessionName.value)" }
-        return sender
+        from.sender(client: client, connection: "\(run)/http-\(number)")
     }
 
     func answer(_ answer: RequestAnswer) {

@@ -4,10 +4,10 @@ import LockstepTransport
 
 /// Access control: who may join a room, and with which role.
 extension SyncServer {
-    /// Why `requester` may not act on everyone's changes with `request` (global `undo`, `redo`, `revert`), or nil:
+    /// Why a requester with `role` may not act on everyone's changes with `request` (global `undo`, `redo`, `revert`), or nil:
     /// below the history role they are refused, while `undo mine` and `redo mine` need only `write`.
-    func historyRefusal(of request: ClientMessage, by requester: any Requester) -> String? {
-        guard let role = requester.role, role < configuration.historyRole else { return nil }
+    func historyRefusal(of request: ClientMessage, role: AccessRole?) -> String? {
+        guard let role, role < configuration.historyRole else { return nil }
         switch request {
         case .undo(_, false), .redo(_, false), .revert:
             return "global undo, redo and revert take the \(configuration.historyRole.rawValue) role on this server; "

@@ -53,13 +53,12 @@ extension SyncServer {
             }
             guard let grant, grant.role >= .write else { return refuse(403, "forbidden", "this token may only read") }
         }
-        var session: SessionName?
-        if let given = request.query["session"] {
-            guard let name = SessionName(given) else {
-                return refuse(400, "bad_message", "session must be 1 to \(SessionName.maxLength) characters of A-Z a-z 0-9 . _ -")
-            }
-            session = name
+        if let given = request.query["session"], SessionName(given) == nil {
+            return refuse(400, "bad_message", "session must be 1 to \(SessionName.maxLength) characters of A-Z a-z 0-9 . _ -")
         }
+        let from = RequestSender(
+            name: request.query["name"].map { String($0.prefix(64)) }, subject: grant?.subject, role: grant?.role,
+            session: request.query["session"])
         var idempotency: Idempotency?
         if let key = request.header("idempotency-key") {
             guard let valid = Idempotency(key: key, body: request.body) else {
@@ -73,7 +72,6 @@ extension SyncServer {
         case .failure(let error): return refuse(error.status, error.code, error.message)
         }
         let promise = HTTPPromise()
-        let senderName = request.query["name"].map { String($0.prefix(64)) }
         Task {
             let room: Room
             switch await self.room(named: name, creating: true) {
@@ -84,11 +82,11 @@ extension SyncServer {
             case .failure(let error):
                 return promise.complete(with: refuse(503, "unavailable", Self.loadFailure(name, error)))
             }
-            self.httpRequests += 1
+            self.requestsWithoutConnection += 1
             let sender = HTTPRequester(
-                room: room, name: senderName, grant: grant, session: session, idempotency: idempotency,
-                number: self.httpRequests, headers: cors, promise: promise)
-            if let refusal = self.historyRefusal(of: parsed.message, by: sender) {
+                room: room, from: from, idempotency: idempotency, number: self.requestsWithoutConnection, headers: cors,
+                promise: promise)
+            if let refusal = self.historyRefusal(of: parsed.message, role: from.role) {
                 return promise.complete(with: refuse(403, "forbidden", refusal))
             }
             self.submit(parsed, from: sender)

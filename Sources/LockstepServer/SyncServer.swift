@@ -45,8 +45,8 @@ public actor SyncServer {
     /// Change requests waiting for stored history before they reach the pipeline (a revert past memory); a drain
     /// waits for them too.
     var requestsBeingRead = 0
-    /// HTTP change requests so far: each without a session is its own author.
-    var httpRequests = 0
+    /// Change requests so far that came without a connection (HTTP, Swift): each without a session is its own author.
+    var requestsWithoutConnection = 0
     /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
     var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
     /// Set by `shutdown`: late timers find the log closed and do nothing.
@@ -333,7 +333,7 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
-            if let refusal = historyRefusal(of: request, by: session) {
+            if let refusal = historyRefusal(of: request, role: session.role) {
                 send(.error(id: request.id, code: "forbidden", message: refusal), to: session)
                 return
             }

@@ -486,6 +486,16 @@ def inspector(driver, server):
     shown = wait_until(lambda: "no todo with id 99" in driver.find_element("id", "send-error").text, 5)
     check("a refused action's error is shown inline", shown, driver.find_element("id", "send-error").text)
 
+    post = urllib.request.Request(
+        f"http://127.0.0.1:{server.port}/rooms/demo?name=billing", method="POST",
+        data=json.dumps({"type": "action", "action": {"type": "add", "title": "eggs"}}).encode(),
+        headers={"Content-Type": "application/json"})
+    posted = json.loads(urllib.request.urlopen(post, timeout=10).read())
+    watcher.next_patch()
+    check("a change sent over HTTP is in the timeline with its name",
+          wait_until(lambda: "billing over HTTP" in timeline() and "eggs" in state(), 5) and posted["version"] == 5,
+          timeline())
+
     driver.get(f"http://127.0.0.1:{server.port}/")
     check("GET / lists the rooms in memory with a link to their inspector",
           driver.find_element("link text", "demo").get_attribute("href").endswith("/inspect/demo"))
