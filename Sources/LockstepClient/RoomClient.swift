@@ -666,6 +666,9 @@ public actor RoomClient {
             } else if let id {
                 pending.removeValue(forKey: id)?.resume(returning: .success(entries))
             }
+        case .scheduled:
+            // Only what this client scheduled is answered so; nothing in the mirror changes until the timer fires.
+            break
         }
     }
 

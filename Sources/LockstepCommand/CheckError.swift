@@ -16,6 +16,10 @@ enum CheckError: Error, CustomStringConvertible {
                 + "sqlite3 \(path)/rooms.sqlite \".backup COPY/rooms.sqlite\" (then --data COPY)"
         case .noDirectory(let path):
             "there is no data directory at \(path); give the one the server runs with (--data DIR)"
+        case .storage(.appMismatch(let stored, let running)):
+            "the database holds rooms of the app \(stored), not \(running): check them with --app \(stored)"
+        case .storage(.directoryOfAnotherApp(let path, let stored, let running)):
+            "the data directory \(path) holds rooms of the app \(stored), not \(running): check them with --app \(stored)"
         case .storage(let error):
             error.description
         }

@@ -15,7 +15,10 @@ struct GenerateLoad: ParsableCommand {
             Scenarios: fanout (W writers send at a fixed total --rate on an open-loop schedule; every client \
             checks contiguous versions and times each patch from its scheduled send), connect (open and hold \
             --clients sockets; with --server-pid, the server's RSS per connection), burst (each writer keeps \
-            --window actions in flight; the highest throughput). Traffic goes only to loopback addresses.
+            --window actions in flight; the highest throughput), http (--writers POST one action at a time each \
+            to the room over a keep-alive HTTP/1.1 connection of its own, for --duration; every client reads and \
+            checks each patch; requests/s and each request's latency; with a secret, writer i's token has sub h<i>). \
+            Traffic goes only to loopback addresses.
 
             \(fieldHelp)
             """
@@ -27,7 +30,8 @@ struct GenerateLoad: ParsableCommand {
         offeredRate (actions/s; 0 for burst/connect), durationSeconds, sent, unsent (scheduled while the writer was \
         not connected), acked, errors (error messages received), actionsPerSecond (acked / time to last ack), \
         deliveries (patches received by all clients), deliveriesPerSecond (deliveries / time to last delivery), \
-        latencyMs {p50, p90, p99, p999, max, count} (scheduled send to receipt, every delivery), gaps (patches not \
+        latencyMs {p50, p90, p99, p999, max, count} (scheduled send to receipt, every delivery), requestLatencyMs \
+        (http: the same of each request, sent to answered), gaps (patches not \
         exactly version+1), missing (acked changes some open client neither received nor skipped via a snapshot), \
         snapshots (resync snapshots after the first), resyncedClients, generatorCPUSeconds (getrusage, whole run), \
         serverRSSBeforeKiB/serverRSSAfterKiB/serverRSSPerConnectionBytes (connect with --server-pid), \
@@ -44,7 +48,8 @@ struct GenerateLoad: ParsableCommand {
     @Option(help: "WebSocket clients to open in the room.")
     var clients = 1000
 
-    @Option(help: "Clients that also send actions (the first ones opened).")
+    @Option(
+        help: "Clients that also send actions (the first ones opened); http: HTTP writers, besides the clients.")
     var writers = 1
 
     @Option(help: "Clients that offer permessage-deflate (the last ones opened); the others get plain frames.")
@@ -53,17 +58,24 @@ struct GenerateLoad: ParsableCommand {
     @Option(help: "Fanout: total actions per second across all writers.")
     var rate: Double = 100
 
-    @Option(help: "How long writers send (fanout, burst) or sockets are held (connect).")
+    @Option(help: "How long writers send (fanout, burst, http) or sockets are held (connect).")
     var duration = Interval(argument: "30s")!
 
     @Option(help: "The server's --app: picks the action writers send (counter, json, todos).")
     var app = "counter"
 
-    @Option(help: "fanout, connect or burst.")
+    @Option(help: "fanout, connect, burst or http.")
     var scenario: LoadScenario = .fanout
 
     @Option(help: "Burst: actions each writer keeps in flight.")
     var window = 16
+
+    @Option(
+        help: """
+            Http: how long a writer waits to connect, to send a request and for each answer before it counts an \
+            error.
+            """)
+    var requestTimeout = Interval(argument: "10s")!
 
     @Option(help: "Sockets opened at a time; each batch waits for its snapshots.")
     var batch = 200
@@ -159,7 +171,7 @@ struct GenerateLoad: ParsableCommand {
         for (setting, value) in counts { plan[keyPath: setting] = value }
         let durations: [(WritableKeyPath<LoadPlan, Duration>, Interval)] = [
             (\.duration, duration), (\.openTimeout, openTimeout), (\.collectInterval, collectInterval),
-            (\.drain, drain),
+            (\.drain, drain), (\.requestTimeout, requestTimeout),
         ]
         for (setting, value) in durations { plan[keyPath: setting] = value.duration }
         plan.eventLoop = eventLoop
@@ -172,5 +184,5 @@ struct GenerateLoad: ParsableCommand {
     }
 }
 
-/// `--scenario fanout`, `connect` or `burst`.
+/// `--scenario fanout`, `connect`, `burst` or `http`.
 extension LoadScenario: ExpressibleByArgument {}

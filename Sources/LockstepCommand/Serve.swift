@@ -134,6 +134,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Client sessions whose seq marks one room keeps; past it the least recently active is forgotten.")
     var sessionLimit = 10_000
 
+    @Option(help: "Pending timers (actions scheduled with after) one room may hold; one more is rejected.")
+    var maxTimers = 1_000
+
     @Option(
         help: """
             Role a token needs for global undo, redo and revert (write or admin); below it they are refused while \
@@ -217,6 +220,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--postgres-timeout must be at least 100ms and --peer-lifetime at least 3s")
         }
         guard sessionLimit > 0 else { throw ValidationError("--session-limit must be positive") }
+        guard maxTimers >= 0 else { throw ValidationError("--max-timers must be 0 or more") }
         guard drainTimeout >= .milliseconds(100) else {
             throw ValidationError("--drain-timeout must be at least 100ms")
         }
@@ -261,6 +265,7 @@ struct Serve: AsyncParsableCommand {
         configuration.handshakeTimeout = handshakeTimeout
         configuration.sessionIdle = sessionIdle
         configuration.sessionLimit = sessionLimit
+        configuration.maxTimers = maxTimers
         configuration.historyRole = historyRole
         configuration.drainTimeout = drainTimeout
         configuration.tokens = try await auth.authority()

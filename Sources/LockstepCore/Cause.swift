@@ -18,6 +18,8 @@ public struct Cause: Sendable, Equatable {
         case effect
         /// The room went back to the state of version `to`.
         case revert
+        /// A timer came due: its action, as its sender scheduled it.
+        case timer
     }
 
     /// What made the change (`cause.kind`), which says which of the other fields are set.
@@ -41,6 +43,8 @@ public struct Cause: Sendable, Equatable {
     public var name: String?
     /// The subject (`sub`) of the sender's token.
     public var sub: String?
+    /// For `timer`: the timer's name.
+    public var timer: String?
 
     /// A cause with the fields of the wire's `cause` object, each absent unless given.
     public init(
@@ -88,6 +92,7 @@ public struct Cause: Sendable, Equatable {
         if let action { object["action"] = action }
         if let of { object["of"] = .int(of) }
         if let to { object["to"] = .int(to) }
+        if let timer { object["timer"] = .string(timer) }
         if mine { object["mine"] = true }
         if let at { object["at"] = .int(at) }
         if let name { object["name"] = .string(name) }
@@ -99,7 +104,7 @@ public struct Cause: Sendable, Equatable {
     public init(json: JSON) throws(WireError) {
         let object = try WireError.object(json)
         guard let kind = object["kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else {
-            throw .badMessage("cause.kind must be action, undo, redo, effect or revert")
+            throw .badMessage("cause.kind must be action, undo, redo, effect, revert or timer")
         }
         self.init(
             kind: kind,
@@ -113,5 +118,6 @@ public struct Cause: Sendable, Equatable {
             name: object["name"]?.stringValue,
             sub: object["sub"]?.stringValue
         )
+        timer = object["timer"]?.stringValue
     }
 }

@@ -15,6 +15,8 @@ public enum ClientMessage: Sendable, Equatable {
     /// Says what the client is doing (its presence state: any JSON, `.null` clears it). Not a change: the room's
     /// clients see it in `presence`, and it is never part of the room's state, versions or history.
     case presence(id: String?, state: JSON)
+    /// Cancels the room's pending timer `timer` (answered `scheduled` with no `due`, also when none is pending).
+    case cancel(id: String?, timer: String)
 
     /// Longest `id` a client may send, in characters.
     public static let maxIDLength = 128
@@ -23,7 +25,7 @@ public enum ClientMessage: Sendable, Equatable {
     public var id: String? {
         switch self {
         case .action(let id, _), .undo(let id, _), .redo(let id, _), .history(let id, _), .revert(let id, _),
-            .presence(let id, _):
+            .presence(let id, _), .cancel(let id, _):
             id
         }
     }
@@ -72,6 +74,9 @@ public enum ClientMessage: Sendable, Equatable {
         case "presence":
             guard let state = object["state"] else { throw .badMessage("missing field \"state\"") }
             self = .presence(id: id, state: state)
+        case "cancel":
+            guard let timer = try TimerRequest.name(in: object) else { throw .badMessage("missing field \"timer\"") }
+            self = .cancel(id: id, timer: timer)
         default:
             throw .badMessage("unknown message type \"\(name)\"")
         }
@@ -120,6 +125,7 @@ public enum ClientMessage: Sendable, Equatable {
             if let limit { object["limit"] = .int(limit) }
         case .revert(_, let to): object = ["type": "revert", "to": .int(to)]
         case .presence(_, let state): object = ["type": "presence", "state": state]
+        case .cancel(_, let timer): object = ["type": "cancel", "timer": .string(timer)]
         }
         if let id { object["id"] = .string(id) }
         return .object(object)

@@ -14,16 +14,20 @@ public struct ClientRequest: Sendable, Equatable {
     /// The request's `seq`: its number in the client's session, or nil when it has none (or is a `history` or a
     /// `presence`).
     public var seq: Int?
+    /// An action's `after` and `timer`: the server applies it later.
+    public var timer: TimerRequest?
 
-    /// A request for `message`, numbered `seq` when the client has a session.
-    public init(message: ClientMessage, seq: Int? = nil) {
+    /// A request for `message`, numbered `seq` when the client has a session, scheduled by `timer`.
+    public init(message: ClientMessage, seq: Int? = nil, timer: TimerRequest? = nil) {
         self.message = message
         self.seq = seq
+        self.timer = timer
     }
 
     /// Reads a message and its `seq`; a `seq` that is not an integer from 1 to ``maxSeq`` is `bad_message`.
     public init(json: JSON) throws(WireError) {
         message = try ClientMessage(json: json)
+        timer = try TimerRequest.read(from: json, for: message)
         guard Self.carriesSeq(message) else { return }
         switch json["seq"] {
         case nil, .null?:
@@ -44,10 +48,14 @@ public struct ClientRequest: Sendable, Equatable {
         }
     }
 
-    /// The message as the client sends it, with `seq` beside its other fields.
+    /// The message as the client sends it, with `seq`, `after` and `timer` beside its other fields.
     public var json: JSON {
-        guard let seq, case .object(var object) = message.json else { return message.json }
-        object["seq"] = .int(seq)
+        guard seq != nil || timer != nil, case .object(var object) = message.json else { return message.json }
+        if let seq { object["seq"] = .int(seq) }
+        if let timer {
+            object["after"] = .int(timer.after)
+            if let name = timer.name { object["timer"] = .string(name) }
+        }
         return .object(object)
     }
 }

@@ -24,6 +24,9 @@ public enum ServerMessage: Sendable, Equatable {
     case presenceChanged([Peer])
     /// The answer to a `history` request: the latest changes, newest last.
     case history(id: String?, entries: [HistoryRecord])
+    /// To the sender: its action is scheduled as timer `timer`, due at `due` (milliseconds since the Unix epoch); nil
+    /// `due` answers a `cancel`.
+    case scheduled(id: String?, timer: String, due: Int?)
 
     /// One line of a `history` answer.
     public struct HistoryRecord: Sendable, Equatable {
@@ -65,6 +68,8 @@ public enum ServerMessage: Sendable, Equatable {
         case .history(let id, let entries):
             let list = entries.map { JSON.object(["version": .int($0.version), "cause": $0.cause.json]) }
             return Self.reply("history", id: id, ["entries": .array(list)])
+        case .scheduled(let id, let timer, let due):
+            return Self.reply("scheduled", id: id, ["timer": .string(timer), "due": due.map(JSON.int) ?? .null])
         }
     }
 
@@ -131,6 +136,8 @@ public enum ServerMessage: Sendable, Equatable {
                 entries.append(HistoryRecord(version: version, cause: try Cause(json: entry["cause"] ?? .null)))
             }
             self = .history(id: id, entries: entries)
+        case "scheduled":
+            self = .scheduled(id: id, timer: try string("timer"), due: object["due"]?.intValue)
         case let other:
             throw .badMessage("unknown message type \"\(other)\"")
         }

@@ -104,14 +104,23 @@ public struct LoadLayout: Sendable {
     /// One `Authorization` header per client, or nil without `mintTokens`. Blocks the calling thread (the run's,
     /// never a pool thread) while the tokens are minted.
     func headers(clients: Int) throws(LoadError) -> [[String: String]]? {
+        try headers(subjects: (0..<clients).map { Self.subject(client: $0) })
+    }
+
+    /// The subject of HTTP writer `writer`'s token (`--scenario http`), told apart from the clients'.
+    static func subject(httpWriter writer: Int) -> String { "h\(writer)" }
+
+    /// One `Authorization` header per subject, or nil without `mintTokens`. Blocks the calling thread.
+    func headers(subjects: [String]) throws(LoadError) -> [[String: String]]? {
         guard let mintTokens else { return nil }
+        let clients = subjects.count
         let result = Mutex<Result<[[String: String]], any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {
-                let tokens = try await mintTokens((0..<clients).map { Self.subject(client: $0) })
+                let tokens = try await mintTokens(subjects)
                 guard tokens.count == clients else {
-                    throw LoadError.transport("\(tokens.count) tokens minted for \(clients) clients")
+                    throw LoadError.transport("\(tokens.count) tokens minted for \(clients) subjects")
                 }
                 result.withLock { $0 = .success(tokens.map { ["Authorization": "Bearer " + $0] }) }
             } catch {

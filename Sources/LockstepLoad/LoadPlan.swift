@@ -17,13 +17,14 @@ public struct LoadPlan: Sendable {
     public var urls = ["ws://127.0.0.1:8080/rooms/bench"]
     /// WebSocket clients to open in the room.
     public var clients = 1000
-    /// Clients that also send actions: the first ones opened.
+    /// Clients that also send actions: the first ones opened. With ``LoadScenario/http``: HTTP writers, each on a
+    /// connection of its own besides the clients, which then all read.
     public var writers = 1
     /// Clients that offer permessage-deflate: the last ones opened.
     public var deflate = 0
     /// Fanout: total actions per second across all writers.
     public var rate: Double = 100
-    /// How long writers send (fanout, burst) or sockets are held (connect).
+    /// How long writers send (fanout, burst, http) or sockets are held (connect).
     public var duration: Duration = .seconds(30)
     /// The server's app (`counter`, `json` or `todos`): it picks the action writers send.
     public var app = "counter"
@@ -31,6 +32,8 @@ public struct LoadPlan: Sendable {
     public var scenario = LoadScenario.fanout
     /// Burst: actions each writer keeps in flight.
     public var window = 16
+    /// HTTP: how long a writer waits to connect, to send a request, and for each answer, before it counts an error.
+    public var requestTimeout: Duration = .seconds(10)
     /// Sockets opened at a time; each batch waits for its snapshots.
     public var batch = 200
     /// While opening: how long no socket may open or fail before the run gives up.
@@ -78,7 +81,9 @@ public struct LoadPlan: Sendable {
         if processes > 1, workerArguments == nil {
             throw LoadPlanError("--processes needs a way to start the worker processes (workerArguments)")
         }
-        if scenario != .connect {
+        if scenario == .http {
+            try validateHTTP()
+        } else if scenario != .connect {
             guard (1...clients).contains(writers) else { throw LoadPlanError("--writers must be 1...--clients") }
         }
         if scenario == .fanout {
@@ -97,6 +102,20 @@ public struct LoadPlan: Sendable {
             if sourceAddresses > 0, !host.hasPrefix("127.") {
                 throw LoadPlanError("--source-addresses needs --url on 127.x.x.x, not '\(host)'")
             }
+        }
+    }
+
+    /// What ``LoadScenario/http`` needs besides the rest: plain `ws://` URLs (the writers post to their rooms over
+    /// plain HTTP), one process, the whole room.
+    private func validateHTTP() throws(LoadPlanError) {
+        guard writers > 0 else { throw LoadPlanError("--writers must be positive") }
+        guard requestTimeout > .zero else { throw LoadPlanError("--request-timeout must be positive") }
+        guard processes == 1 else { throw LoadPlanError("--scenario http runs in one process (no --processes)") }
+        guard layout.everyVersionReachesEveryone else {
+            throw LoadPlanError("--scenario http works with whole-room runs only (no --paths or --private-part)")
+        }
+        for url in urls where LoadHTTPTarget(url: url) == nil {
+            throw LoadPlanError("--scenario http posts over plain HTTP: --url must be ws://HOST:PORT/rooms/ROOM")
         }
     }
 

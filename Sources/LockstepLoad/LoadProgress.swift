@@ -7,6 +7,8 @@ final class LoadProgress {
     private let shards: [LoadShard]
     private let clients: Int
     private let enabled: Bool
+    /// `--scenario http`'s writers, whose requests count as sent and acked actions.
+    var httpWriters: [LoadHTTPWriter] = []
     private let began = LoadClock.now()
     /// When the next line is due, in `LoadClock` nanoseconds.
     private(set) var nextTick: UInt64
@@ -25,13 +27,15 @@ final class LoadProgress {
         if nextTick <= now { nextTick = now + 1_000_000_000 }
         guard enabled else { return }
         func total(_ counter: (LoadShard) -> Int) -> Int { shards.reduce(0) { $0 + counter($1) } }
+        func requests(_ counter: (LoadHTTPWriter) -> Int) -> Int { httpWriters.reduce(0) { $0 + counter($1) } }
         // Each shard's p99 of the last second, computed on its own loop; the worst shard is shown.
         let p99 = shards.map { $0.intervalP99.load(ordering: .relaxed) }.max() ?? 0
         for shard in shards { shard.client.loop.execute { shard.refreshIntervalP99() } }
         let line = String(
             format: "[%4ds] connected %d/%d  sent %d  acked %d  delivered %d  p99 %.2f ms\n",
             Int((now - began) / 1_000_000_000), total { $0.ready.load(ordering: .relaxed) }, clients,
-            total { $0.sent.load(ordering: .relaxed) }, total { $0.acks.load(ordering: .relaxed) },
+            total { $0.sent.load(ordering: .relaxed) } + requests { $0.sent.load(ordering: .relaxed) },
+            total { $0.acks.load(ordering: .relaxed) } + requests { $0.acked.load(ordering: .relaxed) },
             total { $0.deliveries.load(ordering: .relaxed) }, Double(p99) / 1000
         )
         FileHandle.standardError.write(Data(line.utf8))

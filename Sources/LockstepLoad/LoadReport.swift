@@ -3,7 +3,8 @@ import Foundation
 /// What a load run measured: printed as a table for people or as one JSON object for scripts (the field list is in
 /// `lockstep load --help`), and the source of `lockstep load`'s exit code.
 public struct LoadReport: Codable, Sendable {
-    /// Latency percentiles of every delivery, send (scheduled) to receipt, in milliseconds.
+    /// Latency percentiles in milliseconds: of every delivery, send (scheduled) to receipt, or of every HTTP request,
+    /// sent to answered.
     public struct Latency: Codable, Sendable {
         /// The median.
         public var p50: Double
@@ -13,9 +14,9 @@ public struct LoadReport: Codable, Sendable {
         public var p99: Double
         /// The 99.9th percentile.
         public var p999: Double
-        /// The slowest delivery.
+        /// The slowest one.
         public var max: Double
-        /// Deliveries timed.
+        /// Deliveries (or requests) timed.
         public var count: UInt64
     }
 
@@ -45,7 +46,7 @@ public struct LoadReport: Codable, Sendable {
     public var acked: Int
     /// Error messages received.
     public var errors: Int
-    /// Acked actions over the time to the last ack.
+    /// Acked actions (for http, requests) over the time to the last ack.
     public var actionsPerSecond: Double
     /// Patches received by all clients.
     public var deliveries: Int
@@ -53,6 +54,8 @@ public struct LoadReport: Codable, Sendable {
     public var deliveriesPerSecond: Double
     /// Scheduled send to receipt, every delivery.
     public var latencyMs: Latency
+    /// HTTP (``LoadScenario/http``): each request, sent to answered; nil for the other scenarios.
+    public var requestLatencyMs: Latency?
     /// Patches that were not exactly the next version (or, with views or private parts, not above the last).
     public var gaps: Int
     /// Acked changes some open client neither received nor skipped through a resync snapshot.
@@ -88,6 +91,10 @@ public struct LoadReport: Codable, Sendable {
     /// The report as a table, for people.
     public func table() -> String {
         func number(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
+        func spread(_ latency: Latency) -> String {
+            "p50 \(number(latency.p50, 2))  p90 \(number(latency.p90, 2))  p99 \(number(latency.p99, 2))  "
+                + "p99.9 \(number(latency.p999, 2))  max \(number(latency.max, 2))"
+        }
         var lines = [
             "lockstep load: \(scenario) on \(url)",
             "  clients          \(connected)/\(clients) connected, \(connectFailures) failed, "
@@ -96,13 +103,15 @@ public struct LoadReport: Codable, Sendable {
         if scenario != LoadScenario.connect.rawValue {
             lines += [
                 "  writers          \(writers)"
-                    + (offeredRate > 0 ? " at \(number(offeredRate, 0)) actions/s offered" : ""),
+                    + (offeredRate > 0 ? " at \(number(offeredRate, 0)) actions/s offered" : "")
+                    + (scenario == LoadScenario.http.rawValue ? " over HTTP, one request at a time each" : ""),
                 "  actions          \(sent) sent, \(acked) acked, \(unsent) unsent, \(errors) errors; "
                     + "\(number(actionsPerSecond)) acked/s",
                 "  deliveries       \(deliveries); \(number(deliveriesPerSecond, 0))/s",
-                "  latency (ms)     p50 \(number(latencyMs.p50, 2))  p90 \(number(latencyMs.p90, 2))  "
-                    + "p99 \(number(latencyMs.p99, 2))  p99.9 \(number(latencyMs.p999, 2))  "
-                    + "max \(number(latencyMs.max, 2))",
+                "  latency (ms)     " + spread(latencyMs),
+            ]
+            if let requestLatencyMs { lines.append("  request (ms)     " + spread(requestLatencyMs)) }
+            lines += [
                 "  integrity        \(gaps) gaps, \(missing) missing, \(snapshots) resync snapshots "
                     + "(\(resyncedClients) clients)",
             ]

@@ -9,7 +9,8 @@ import Darwin
 #endif
 
 /// One load run: drives thousands of WebSocket clients against one room of a local server and reports fan-out
-/// throughput, delivery latency and integrity (no gap, nothing lost).
+/// throughput, delivery latency and integrity (no gap, nothing lost); with ``LoadScenario/http``, its writers post
+/// over HTTP instead.
 ///
 /// With ``LoadPlan/processes`` above 1, ``LoadRun/report()`` coordinates that many worker processes, each of
 /// which calls ``LoadRun/work(as:)``, and merges what they counted into one report.
@@ -68,6 +69,8 @@ public struct LoadRun: Sendable {
 
         try open(shards: shards, headers: plan.layout.headers(clients: plan.clients), progress: progress)
         try setUp(shards: shards, progress: progress)
+        let httpWriters = try openHTTPWriters()
+        progress.httpWriters = httpWriters
         // Let the join presence messages drain before timing anything.
         LoadClock.sleep(until: LoadClock.now() + 1_000_000_000)
 
@@ -95,11 +98,13 @@ public struct LoadRun: Sendable {
         case .connect:
             progress.wait(until: end)
             rssAfter = plan.serverPID.flatMap(Self.residentKiB)
+        case .http:
+            run(httpWriters, start: start, end: end, progress: progress)
         }
         if plan.scenario != .connect || worker != nil {
             try waitForDrain(
                 shards: shards, scheduled: scheduled, deadline: LoadClock.now() + plan.drain.nanoseconds,
-                progress: progress)
+                progress: progress, alsoAcked: httpWriters.lazy.compactMap { $0.versions.max() }.max())
         }
         let finish = LoadClock.now()
         let cpu = LoadClock.processCPUSeconds() - cpuStart
@@ -107,13 +112,15 @@ public struct LoadRun: Sendable {
 
         var acked: [LoadAudience: [Int]] = [:]
         for shard in shards { acked.merge(shard.onLoop { shard.ackedByAudience() }, uniquingKeysWith: +) }
+        if !httpWriters.isEmpty { acked[.everyone, default: []] += httpWriters.flatMap(\.versions) }
         if worker != nil {
             Self.tell("acked " + Self.encode(acked[.everyone] ?? []))
             acked = [.everyone: try Self.decode([Int].self, Self.hear("acked"))]
         }
         let sorted = acked.mapValues { $0.sorted() }
         let summaries = shards.map { shard in shard.onLoop { shard.summary(acked: sorted) } }
-        let tally = LoadTally(shards: shards, summaries: summaries, cpu: cpu)
+        var tally = LoadTally(shards: shards, summaries: summaries, cpu: cpu)
+        tally.add(httpWriters: httpWriters)
         for shard in shards { shard.client.loop.execute { shard.closeAll() } }
         if worker != nil {
             Self.tell("tally " + Self.encode(tally))
@@ -135,7 +142,7 @@ public struct LoadRun: Sendable {
             let upper = min(issued + plan.batch, mine.count)
             for index in mine[issued..<upper] {
                 let shard = shards[(index / plan.processes) % shards.count]
-                let writer = plan.scenario != .connect && index < plan.writers ? index : nil
+                let writer = plan.scenario.hasWebSocketWriters && index < plan.writers ? index : nil
                 let view = plan.layout.view(client: index, clients: plan.clients)
                 shard.client.connect(
                     to: plan.layout.url(plan.urls[index % plan.urls.count], client: index, clients: plan.clients),
@@ -204,9 +211,10 @@ public struct LoadRun: Sendable {
     }
 
     /// Waits until every action scheduled was sent (or found no writer), every action sent is answered, and every
-    /// open client has the last acked version (with `--processes`, the highest any process saw acked).
+    /// open client has the last acked version (with `--processes`, the highest any process saw acked; `alsoAcked`:
+    /// the highest version acked outside the shards, by HTTP writers).
     private func waitForDrain(
-        shards: [LoadShard], scheduled: Int, deadline: UInt64, progress: LoadProgress
+        shards: [LoadShard], scheduled: Int, deadline: UInt64, progress: LoadProgress, alsoAcked: Int? = nil
     ) throws(LoadError) {
         while LoadClock.now() < deadline {
             let sent = shards.reduce(0) { $0 + $1.sent.load(ordering: .relaxed) }
@@ -220,6 +228,7 @@ public struct LoadRun: Sendable {
         }
         var highest: [LoadAudience: Int] = [:]
         for shard in shards { highest.merge(shard.onLoop { shard.highestAckedByAudience() }, uniquingKeysWith: max) }
+        if let alsoAcked { highest[.everyone] = max(highest[.everyone] ?? 0, alsoAcked) }
         if worker != nil {
             Self.tell("highest \(highest[.everyone] ?? 0)")
             highest = [.everyone: Int(try Self.hear("highest")) ?? 0]
@@ -236,10 +245,6 @@ public struct LoadRun: Sendable {
 
     /// The report of a run from what every process counted.
     func makeReport(_ tally: LoadTally, start: UInt64, finish: UInt64, rssBefore: Int?, rssAfter: Int?) -> LoadReport {
-        let histogram = tally.histogram
-        func millis(_ percentile: Double) -> Double {
-            histogram.totalCount == 0 ? 0 : Double(histogram.valueAtPercentile(percentile)) / 1000
-        }
         func perSecond(_ count: Int, until last: UInt64) -> Double {
             last > start && count > 0 ? Double(count) / (Double(last - start) / 1e9) : 0
         }
@@ -260,10 +265,8 @@ public struct LoadRun: Sendable {
             actionsPerSecond: perSecond(tally.acked, until: tally.lastAckNanos),
             deliveries: tally.deliveries,
             deliveriesPerSecond: perSecond(tally.deliveries, until: tally.lastDeliveryNanos),
-            latencyMs: .init(
-                p50: millis(50), p90: millis(90), p99: millis(99), p999: millis(99.9),
-                max: Double(histogram.max) / 1000, count: histogram.totalCount
-            ),
+            latencyMs: Self.latency(of: tally.histogram),
+            requestLatencyMs: tally.requestHistogram.map { Self.latency(of: $0) },
             gaps: tally.gaps,
             missing: tally.missing,
             snapshots: tally.snapshots,
@@ -287,6 +290,16 @@ public struct LoadRun: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// The percentiles of `histogram` (µs) in milliseconds.
+    static func latency(of histogram: Histogram<UInt64>) -> LoadReport.Latency {
+        func millis(_ percentile: Double) -> Double {
+            histogram.totalCount == 0 ? 0 : Double(histogram.valueAtPercentile(percentile)) / 1000
+        }
+        return .init(
+            p50: millis(50), p90: millis(90), p99: millis(99), p999: millis(99.9),
+            max: Double(histogram.max) / 1000, count: histogram.totalCount)
+    }
 
     /// User plus system CPU time of a local process in seconds, from /proc/PID/stat.
     static func cpuSeconds(of pid: Int32) -> Double? {

@@ -21,6 +21,8 @@ struct LoadTally: Codable, Sendable {
     var generatorCPUSeconds = 0.0
     var firstError: String?
     var histogram: Histogram<UInt64>
+    /// HTTP writers' requests, sent to answered (µs); nil without them.
+    var requestHistogram: Histogram<UInt64>?
 
     /// Adds `shards`' totals and `summaries` (one per shard, in the same order).
     init(shards: [LoadShard], summaries: [LoadShardSummary], cpu: Double) {
@@ -45,6 +47,22 @@ struct LoadTally: Codable, Sendable {
         firstError = summaries.lazy.compactMap(\.firstError).first
     }
 
+    /// Adds what the HTTP writers counted: their requests as actions, their answers' latencies.
+    mutating func add(httpWriters: [LoadHTTPWriter]) {
+        for writer in httpWriters {
+            sent += writer.sent.load(ordering: .relaxed)
+            acked += writer.acked.load(ordering: .relaxed)
+            errors += writer.errors.load(ordering: .relaxed)
+            lastAckNanos = max(lastAckNanos, writer.lastAckNanos)
+            firstError = firstError ?? writer.firstError
+            if requestHistogram == nil {
+                requestHistogram = writer.latencies
+            } else {
+                requestHistogram?.add(writer.latencies)
+            }
+        }
+    }
+
     /// Adds another process's tally to this one.
     mutating func add(_ other: LoadTally) {
         connected += other.connected
@@ -64,5 +82,8 @@ struct LoadTally: Codable, Sendable {
         generatorCPUSeconds += other.generatorCPUSeconds
         firstError = firstError ?? other.firstError
         histogram.add(other.histogram)
+        if let requests = other.requestHistogram {
+            if requestHistogram == nil { requestHistogram = requests } else { requestHistogram?.add(requests) }
+        }
     }
 }

@@ -138,6 +138,7 @@ extension PostgresRoomStorage {
                 """, logger: logger)
         }
         try await storeMarks(write.sessions, now: now, connection)
+        try await storeTimers(write.sessions, connection)
         for change in write.changes {
             try await connection.query(
                 """

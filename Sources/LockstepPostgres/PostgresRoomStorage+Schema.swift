@@ -44,8 +44,17 @@ extension PostgresRoomStorage {
         ],
         // The app's state version each snapshot is written in; those from before are version 1.
         ["ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS state_version bigint NOT NULL DEFAULT 1"],
-        // The first answer of a request with an idempotency key, kept in the key's mark.
-        ["ALTER TABLE session_marks ADD COLUMN IF NOT EXISTS answer text"],
+        // The first answer of a request with an idempotency key, kept in the key's mark; pending timers.
+        [
+            "ALTER TABLE session_marks ADD COLUMN IF NOT EXISTS answer text",
+            """
+            CREATE TABLE IF NOT EXISTS timers (
+                room text NOT NULL, name text NOT NULL, due bigint NOT NULL, ord bigint NOT NULL,
+                request bytea NOT NULL, PRIMARY KEY (room, name)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS timers_due ON timers (due, ord)",
+        ],
     ]
 
     /// Creates or migrates the schema under an advisory lock; refuses a newer schema or another app's database.

@@ -45,7 +45,7 @@ extension PostgresRoomStorage {
                 if !found.complete {
                     // Another server committed the room after the statement began, and the lock waited for it: a
                     // statement of its own sees what it committed.
-                    (catchUp.missed, catchUp.marks) = try await missedAndMarks(
+                    (catchUp.missed, catchUp.marks, catchUp.timers) = try await missedAndMarks(
                         room, after: version, sessions: sessions, connection)
                 }
                 let write = await prepare(catchUp)
@@ -101,6 +101,8 @@ extension PostgresRoomStorage {
                 found.version = number
                 found.catchUp.epoch = text
                 found.complete = complete ?? false
+            case 3:
+                if let text { found.catchUp.timers[text] = number }
             case 1:
                 guard let message, let inverse else { continue }
                 found.catchUp.missed.append(
@@ -118,12 +120,14 @@ extension PostgresRoomStorage {
         return found
     }
 
-    /// What other servers committed after `version`, and the stored marks of `sessions`, in one round trip.
+    /// What other servers committed after `version`, the stored marks of `sessions` and the pending timers they
+    /// name, in one round trip.
     private func missedAndMarks(
         _ room: String, after version: Int, sessions: [String], _ connection: PostgresConnection
-    ) async throws -> (missed: [StoredChange], marks: [StoredMark]) {
+    ) async throws -> (missed: [StoredChange], marks: [StoredMark], timers: [String: Int]) {
         var missed: [StoredChange] = []
         var marks: [StoredMark] = []
+        var timers: [String: Int] = [:]
         for try await (number, message, inverse, session, time) in try await connection.query(
             """
             SELECT version, message, inverse, NULL::text, NULL::float8 FROM changes
@@ -131,9 +135,14 @@ extension PostgresRoomStorage {
             UNION ALL
             SELECT seq, convert_to(answer, 'UTF8'), NULL::bytea, session, time FROM session_marks
             WHERE room = \(room) AND session = ANY(\(sessions))
+            UNION ALL
+            SELECT ord, NULL::bytea, NULL::bytea, name, NULL::float8 FROM timers
+            WHERE room = \(room) AND 'timer:' || name = ANY(\(sessions))
             """, logger: logger
         ).decode((Int, ByteBuffer?, ByteBuffer?, String?, Double?).self) {
-            if let session, let time {
+            if let session, time == nil {
+                timers[session] = number
+            } else if let session, let time {
                 let answer = message.map { String(decoding: $0.readableBytesView, as: UTF8.self) }
                 marks.append(StoredMark(room: room, session: session, seq: number, time: time, answer: answer))
             } else if let message, let inverse {
@@ -141,7 +150,7 @@ extension PostgresRoomStorage {
             }
         }
         missed.sort { $0.version < $1.version }
-        return (missed, marks)
+        return (missed, marks, timers)
     }
 
     /// Stores one room's write in the open transaction: changes, marks and the room's version in one statement

@@ -5,7 +5,8 @@ import PostgresNIO
 enum Statements {
     /// Locks a room's row for the transaction and reads, as the statement began, what was committed after a version
     /// and the stored marks of some sessions. One row per result: kind 0 is the room (its version, epoch, and whether
-    /// its row is still the one the statement's snapshot sees), kind 1 a change, kind 2 a mark (its answer as bytes).
+    /// its row is still the one the statement's snapshot sees), kind 1 a change, kind 2 a mark (its answer as bytes),
+    /// kind 3 a pending timer named among the sessions as `timer:NAME` (its order).
     struct LockAndRead: PostgresPreparedStatement {
         typealias Row = (Int, Int, ByteBuffer?, ByteBuffer?, String?, Double?, Bool?)
 
@@ -22,6 +23,8 @@ enum Statements {
             UNION ALL
             SELECT 2, seq, convert_to(answer, 'UTF8'), NULL, session, time, NULL FROM session_marks
             WHERE room = $1 AND session = ANY($3)
+            UNION ALL
+            SELECT 3, ord, NULL, NULL, name, NULL, NULL FROM timers WHERE room = $1 AND 'timer:' || name = ANY($3)
             """
 
         var room: String

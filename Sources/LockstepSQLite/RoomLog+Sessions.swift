@@ -5,7 +5,8 @@ public import LockstepStorage
 /// Session marks and room epochs, in the same SQLite file and transactions as the changes.
 extension RoomLog {
     /// The schema this code writes (`PRAGMA user_version`): 1 added `session_marks` and `room_epochs`, 2 the snapshots'
-    /// `state_version` and the app marker (`RoomLog+StateVersions.swift`), 3 the marks' `answer` (idempotency keys).
+    /// `state_version` and the app marker (`RoomLog+StateVersions.swift`), 3 the marks' `answer` (idempotency keys) and
+    /// `timers` (`RoomLog+Timers.swift`).
     static let schemaVersion = 3
 
     /// Brings an older database up to ``schemaVersion``; refuses one written by a newer server.
@@ -32,6 +33,7 @@ extension RoomLog {
 
     /// Statements are compiled once per connection (`cachedStatement`): they run in every group commit.
     static func write(_ sessions: SessionWrites, _ db: Database, now: Double) throws {
+        try writeTimers(sessions, db)
         for (room, epoch) in sessions.epochs {
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO room_epochs (room, epoch) VALUES (?, ?)")
                 .execute(arguments: [room, epoch])

@@ -65,6 +65,7 @@ public final class RoomLog: RoomStorage {
                         ) WITHOUT ROWID;
                         """)
                 try Self.migrateSessions(db)
+                try Self.migrateTimers(db)
                 try Self.migrateApps(db, directory: directory, app: app)
             }
         } catch let error as StorageError {

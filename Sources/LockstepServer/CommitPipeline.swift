@@ -47,6 +47,15 @@ protocol CommitPipeline: AnyObject {
     func peersChanged(in room: Room, server: isolated SyncServer)
     /// The clients of `room` on other servers.
     func remotePeers(of room: Room) -> [Peer]
+    /// Timers scheduled and gone (fired or cancelled) in `room`: stored with the room's next write, in the same
+    /// transaction as the change a fired timer made.
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated SyncServer)
+    /// The stored timers due by `due` (milliseconds since the Unix epoch), or of one room; nil without storage or when
+    /// it cannot be read.
+    func pendingTimers(dueBy due: Int, server: isolated SyncServer) async -> [StoredTimer]?
+    func pendingTimers(in room: String, server: isolated SyncServer) async -> [StoredTimer]?
+    /// How often other servers' timers are read from storage; nil where this server alone schedules them.
+    var timerPoll: Duration? { get }
 
     /// Reads a room not in memory; a client joining it (`creating`) makes it exist. ``StoredRoomImage/none`` for a room
     /// never stored.
@@ -75,6 +84,7 @@ extension CommitPipeline {
     func forget(_ room: Room) {}
     func peersChanged(in room: Room, server: isolated SyncServer) {}
     func remotePeers(of room: Room) -> [Peer] { [] }
+    var timerPoll: Duration? { nil }
     func installed(_ room: Room, server: isolated SyncServer) {}
     func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool { true }
 }
@@ -85,6 +95,14 @@ protocol LoggingPipeline: CommitPipeline {
 }
 
 extension LoggingPipeline {
+    func pendingTimers(dueBy due: Int, server: isolated SyncServer) async -> [StoredTimer]? {
+        try? await log.timers(dueBy: due)
+    }
+
+    func pendingTimers(in room: String, server: isolated SyncServer) async -> [StoredTimer]? {
+        try? await log.timers(room: room)
+    }
+
     func storedChanges(
         room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
     ) async throws(StorageError) -> [StoredChange] {

@@ -22,15 +22,21 @@ final class DurabilityQueue {
     var marks: [StoredMark] = []
     /// The epochs of the rooms the next write touches, stored with a room's first write.
     var epochs: [String: String] = [:]
+    /// Timers scheduled and gone since the last write.
+    var timers: [StoredTimer] = []
+    var timersGone: [TimerKey] = []
     /// What the write in flight will release; nil when no write is in flight.
     var inFlight: [Release]?
     var writeScheduled = false
 
     /// Something is waiting to be written: changes, snapshots, marks or epochs.
-    var hasWrites: Bool { !rows.isEmpty || !snapshots.isEmpty || !marks.isEmpty || !epochs.isEmpty }
+    var hasWrites: Bool {
+        !rows.isEmpty || !snapshots.isEmpty || !marks.isEmpty || !epochs.isEmpty || !timers.isEmpty
+            || !timersGone.isEmpty
+    }
 
     /// True when nothing waits: a reply can go out at once.
-    var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty }
+    var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty && timers.isEmpty && timersGone.isEmpty }
 
     /// Hands everything waiting over to a write: it is in flight until `finished()`. Returns what the write stores.
     func takeWrite(
@@ -39,7 +45,11 @@ final class DurabilityQueue {
         var sessions = sessions
         sessions.marks = marks
         sessions.epochs = epochs
+        sessions.timers = timers
+        sessions.timersGone = timersGone
         defer {
+            timers.removeAll()
+            timersGone.removeAll()
             inFlight = pending
             pending.removeAll()
             rows.removeAll()

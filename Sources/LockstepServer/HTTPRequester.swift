@@ -58,6 +58,9 @@ final class HTTPRequester: Requester {
         case .error(_, let code, let message):
             status = given ?? Self.status(of: code)
             body = ["code": .string(code), "message": .string(message)]
+        case .scheduled(_, let timer, let due):
+            status = 202
+            body = ["room": .string(room), "timer": .string(timer), "due": due.map(JSON.int) ?? .null]
         case .message(let message):
             status = 200
             body = message.json

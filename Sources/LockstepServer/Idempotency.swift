@@ -35,6 +35,9 @@ struct Idempotency {
         case .error(_, let code, let message):
             object["code"] = .string(code)
             object["message"] = .string(message)
+        case .scheduled(_, let timer, let due):
+            object["timer"] = .string(timer)
+            object["due"] = due.map(JSON.int) ?? .null
         case .message:
             break
         }
@@ -50,6 +53,7 @@ struct Idempotency {
                 message: "the Idempotency-Key \(key) was used with another request; use a new key for this one")
         }
         if let version = json["version"]?.intValue { return .ack(id: id, version: version, duplicate: true) }
+        if let timer = json["timer"]?.stringValue { return .scheduled(id: id, timer: timer, due: json["due"]?.intValue) }
         return .error(
             id: id, code: json["code"]?.stringValue ?? "rejected", message: json["message"]?.stringValue ?? "")
     }

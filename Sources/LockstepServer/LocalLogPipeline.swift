@@ -37,6 +37,12 @@ final class LocalLogPipeline: LoggingPipeline {
         scheduleWrite(server: server)
     }
 
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated SyncServer) {
+        queue.timers += scheduled
+        queue.timersGone += gone
+        scheduleWrite(server: server)
+    }
+
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
         queue.marks.append(mark)
         storeEpoch(of: room)
@@ -143,6 +149,8 @@ final class LocalLogPipeline: LoggingPipeline {
         queue.rows.removeAll { affected[$0.room] != nil }
         queue.snapshots.removeAll { affected[$0.room] != nil }
         queue.marks.removeAll { affected[$0.room] != nil }
+        queue.timers.removeAll { affected[$0.room] != nil }
+        queue.timersGone.removeAll { affected[$0.room] != nil }
 
         let notice = ServerMessage.error(
             id: nil, code: "unavailable",

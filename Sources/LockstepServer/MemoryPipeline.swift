@@ -26,6 +26,12 @@ final class MemoryPipeline: CommitPipeline {
 
     func evict(_ room: Room, server: isolated SyncServer) {}
 
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated SyncServer) {}
+
+    func pendingTimers(dueBy due: Int, server: isolated SyncServer) async -> [StoredTimer]? { nil }
+
+    func pendingTimers(in room: String, server: isolated SyncServer) async -> [StoredTimer]? { nil }
+
     func read(
         room: String, creating: Bool, server: isolated SyncServer
     ) async -> Result<StoredRoomImage, StorageError> {

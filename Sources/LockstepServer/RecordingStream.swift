@@ -47,6 +47,8 @@ final class RecordingStream {
         format.append(snapshotLine, version: version, to: &pending)
     }
 
+    /// The next piece of the body, for the transport: lines up to ``pieceBytes``, `.later` while a page is read from
+    /// storage, `.end` after the last version.
     func next() -> HTTPBodyStream.Piece {
         guard !failed else { return .failed }
         guard !reading else { return .later }

@@ -8,6 +8,9 @@ enum RequestAnswer {
     /// nothing.
     case ack(id: String?, version: Int, duplicate: Bool = false)
     case error(id: String?, code: String, message: String)
+    /// An action is scheduled as timer `timer`, due at `due` (milliseconds since the Unix epoch); nil `due`: the timer
+    /// is cancelled (or was not pending).
+    case scheduled(id: String?, timer: String, due: Int?)
     /// Any other reply to a connection, such as `history`.
     case message(ServerMessage)
 
@@ -22,6 +25,8 @@ enum RequestAnswer {
             return .object(ack)
         case .error(let id, let code, let message):
             return ServerMessage.error(id: id, code: code, message: message).json
+        case .scheduled(let id, let timer, let due):
+            return ServerMessage.scheduled(id: id, timer: timer, due: due).json
         case .message(let message):
             return message.json
         }

@@ -5,8 +5,9 @@ import LockstepCore
 public struct RequestSender: Sendable, Equatable {
     /// The display name in causes (`name`); nil for none.
     public var name: String?
-    /// The subject (`sub`) and role the request acts with, as a token would give them.
+    /// The subject (`sub`) the request acts with, as a token would give it.
     public var subject: String?
+    /// The role the request acts with (`--history-role` applies to it); nil acts as a server without tokens.
     public var role: AccessRole?
     /// The session the request belongs to (1 to 64 characters of `[A-Za-z0-9._-]`): its changes are that session's for
     /// `undo mine`. Without one, each request is its own author.

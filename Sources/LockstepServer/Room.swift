@@ -50,6 +50,9 @@ final class Room {
     var lastPresence: Duration?
     /// Since when the room has had no client (its idle clock); nil while in use.
     var idleSince: Duration?
+    /// On several servers, the room's pending timers (name and order) as its locked write read them: a timer fires
+    /// only if it is still there. Nil where this server alone writes the log.
+    var loggedTimers: [String: Int]?
     /// `.run` effects of this room still at work: their actions come back to it, so it stays in memory.
     var runningEffects = 0
     /// Followers of the room's changes over HTTP (`/log?follow=true`): each gets every patch the room releases, and

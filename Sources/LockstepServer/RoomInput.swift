@@ -8,13 +8,21 @@ enum RoomInput {
     case request(ClientRequest, any Requester, older: [StoredChange] = [])
     /// An action sent by one of the room's effects, started by `sender`'s action.
     case effect(EffectAction, Sender?)
+    /// A timer that came due.
+    case timer(StoredTimer)
 
-    /// The mark that tells whether the request was applied before: its session's, when it carries a `seq`, or its
-    /// idempotency key's.
+    /// What a locked write of a shared log reads for it: the mark that tells whether the request was applied before
+    /// (its session's, when it carries a `seq`, or its idempotency key's), or whether a timer is still pending.
     var markName: String? {
-        guard case .request(let request, let requester, _) = self else { return nil }
-        if let idempotency = requester.idempotency { return idempotency.markName }
-        return request.seq == nil ? nil : requester.sessionName?.value
+        switch self {
+        case .request(let request, let requester, _):
+            if let idempotency = requester.idempotency { return idempotency.markName }
+            return request.seq == nil ? nil : requester.sessionName?.value
+        case .timer(let timer):
+            return "timer:\(timer.name)"
+        case .effect:
+            return nil
+        }
     }
 }
 

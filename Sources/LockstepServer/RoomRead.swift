@@ -17,6 +17,8 @@ struct RoomRead {
     let follow: String?
     /// The request's `Accept` names `text/event-stream`.
     let acceptsEvents: Bool
+    /// A `HEAD` request: its answer has no body.
+    let isHead: Bool
     /// `path=`: the part of the state to answer with, as given.
     let path: String?
     /// What the reader sees: the part `path` names, without what its token may not see; nil for everything.
@@ -28,6 +30,7 @@ struct RoomRead {
             return nil
         }
         room = name.value
+        isHead = request.method == "HEAD"
         follow = isLog ? request.query["follow"] : nil
         acceptsEvents = request.header("accept")?.lowercased().contains("text/event-stream") ?? false
         // A follower reconnecting resumes after the last event it got: the header wins over `after=`.

@@ -85,6 +85,8 @@ public struct ServerConfiguration: Sendable {
     public var sessionIdle = Duration.seconds(24 * 3_600)
     /// Session marks one room keeps; past it the least recently active session is forgotten.
     public var sessionLimit = 10_000
+    /// Pending timers one room may hold; scheduling one more is `rejected`.
+    public var maxTimers = 1_000
     /// How long a drain (``SyncServer/drain()``, on SIGTERM) may take: answering what was read, storing it, and
     /// closing every connection with 1001. Past it the server stops anyway.
     public var drainTimeout = Duration.seconds(10)

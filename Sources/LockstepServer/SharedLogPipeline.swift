@@ -168,6 +168,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             room.epochStored = true
         }
         for mark in catchUp.marks { room.marks.adopt(mark) }
+        room.loggedTimers = catchUp.timers
         let state = state(of: room)
         state.before = (room.store.version, room.store.history)
         state.preparing = true
@@ -223,6 +224,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             case .input(.effect(let action, _)):
                 server.logger.warning(
                     "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
+            case .input(.timer):
+                // Still in the log: the next read of the log's timers arms it again.
+                break
             case .reply(let requester, let answer):
                 requester.answer(answer)
             }

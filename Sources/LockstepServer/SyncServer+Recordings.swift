@@ -60,7 +60,11 @@ extension SyncServer {
         if let view = read.view, view.redacts {
             recording.view = RecordingView(view: view, state: state, parts: privateParts)
         }
-        if follows { return follow(room, after: recording, format: read.format) }
+        if follows {
+            // A HEAD has no body to follow: the transport writes the head alone.
+            guard !read.isHead else { return HTTPResponse(status: 200, contentType: read.format.contentType) }
+            return follow(room, after: recording, format: read.format)
+        }
         let body = HTTPBodyStream { recording.next() }
         recording.body = body
         return HTTPResponse(status: 200, contentType: "application/x-ndjson", stream: body)

@@ -121,12 +121,13 @@ extension SyncServer {
             return .failure(HTTPRefusal(status: HTTPRequester.status(of: error.code), code: error.code, message: error.message))
         }
         switch request.message {
-        case .action, .undo, .redo, .revert:
+        case .action, .undo, .redo, .revert, .cancel:
             break
         default:
             return .failure(
                 HTTPRefusal(
-                    status: 400, code: "bad_message", message: "over HTTP a request is an action, undo, redo or revert"))
+                    status: 400, code: "bad_message",
+                    message: "over HTTP a request is an action, undo, redo, revert or cancel"))
         }
         guard json["seq"] == nil else {
             return .failure(

@@ -40,7 +40,7 @@ extension SyncServer {
         switch answer {
         case .ack(_, let version, _): return version
         case .error(_, let code, let message): throw RoomRequestError(code: code, message: message)
-        case .message: throw RoomRequestError(code: "bad_message", message: "the request got no ack")
+        case .message, .scheduled: throw RoomRequestError(code: "bad_message", message: "the request got no ack")
         }
     }
 

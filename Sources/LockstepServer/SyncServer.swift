@@ -47,6 +47,12 @@ public actor SyncServer {
     var requestsBeingRead = 0
     /// Change requests so far that came without a connection (HTTP, Swift): each without a session is its own author.
     var requestsWithoutConnection = 0
+    /// The pending timers this server arms, and the order of the last one scheduled.
+    var timers = TimerBook()
+    var timerOrder = 0
+    /// When the armed wait for the next timer ends, and which wait is current (a sooner timer starts a new one).
+    var armedFor: Int?
+    var timerWaits = 0
     /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
     var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
     /// Set by `shutdown`: late timers find the log closed and do nothing.
@@ -111,6 +117,10 @@ public actor SyncServer {
 
     private func startPipeline() {
         pipeline.start(server: self)
+        Task {
+            await loadTimers()
+            pollTimers()
+        }
     }
 
     /// The port the server listens on (useful with port 0).
@@ -328,7 +338,7 @@ public actor SyncServer {
             answerHistory(id: id, limit: limit, for: session)
         case .presence(let id, let state):
             setPresence(state, id: id, of: session)
-        case .action, .undo, .redo, .revert:
+        case .action, .undo, .redo, .revert, .cancel:
             guard session.canWrite else {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
@@ -356,13 +366,21 @@ public actor SyncServer {
         switch input {
         case .request(let request, let requester, let older):
             guard isNew(request, from: requester) else { return }
+            if let timer = request.timer { return schedule(request, timer: timer, from: requester) }
+            if case .cancel(let id, let name) = request.message { return cancelTimer(name, id: id, from: requester) }
             change(request.message, seq: request.seq, from: requester, older: older)
         case .effect(let action, let sender):
             apply(action, in: room, sender: sender)
+        case .timer(let timer):
+            fire(timer, in: room)
         }
     }
 
-    func change(_ request: ClientMessage, seq: Int?, from requester: any Requester, older: [StoredChange] = []) {
+    /// Applies a change request; `timer` names the timer whose action it is, when one came due.
+    func change(
+        _ request: ClientMessage, seq: Int?, from requester: any Requester, older: [StoredChange] = [],
+        timer: String? = nil
+    ) {
         let started = ContinuousClock.now
         let room = requester.room
         let context = context(for: requester, in: room)
@@ -373,7 +391,11 @@ public actor SyncServer {
                 try checkReads(of: action, by: requester)
                 let outcome = try room.store.send(json: action, context: context)
                 if let change = outcome.change {
-                    let cause = Cause(change.kind, client: requester.client, id: id, action: action)
+                    var cause = Cause(change.kind, client: requester.client, id: id, action: action)
+                    if let timer {
+                        cause.kind = .timer
+                        cause.timer = timer
+                    }
                     publish(change, in: room, cause: cause, context: context)
                 }
                 finish(seq: seq, with: .ack(id: id, version: room.store.version), for: requester)
@@ -391,7 +413,7 @@ public actor SyncServer {
                 finish(seq: seq, with: .ack(id: id, version: change.version), for: requester)
             case .revert(let id, let version):
                 revert(to: version, id: id, seq: seq, from: requester, older: older)
-            case .history, .presence:
+            case .history, .presence, .cancel:
                 break
             }
         } catch {
@@ -550,6 +572,12 @@ public actor SyncServer {
             return WebAssets.typeDeclarations
         default:
             if let page = pageResponse(to: request) { return page }
+            if request.path.hasSuffix("/timers"), let room = RoomName(path: String(request.path.dropLast(7))) {
+                if let refusal = refusal(for: request, room: room.value) { return refusal }
+                let promise = HTTPPromise()
+                Task { promise.complete(with: await self.timersResponse(room: room.value)) }
+                return .deferred(promise)
+            }
             guard var read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: read.room) { return refusal }
             if let path = read.path, let refusal = Self.pathRefusal(path) { return refusal }

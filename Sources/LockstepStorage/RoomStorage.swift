@@ -34,6 +34,11 @@ public protocol RoomStorage: Sendable {
     func mark(room: String, session: String) async throws(StorageError) -> StoredMark?
     /// `room`'s stored epoch; nil until a write stored one.
     func epoch(room: String) async throws(StorageError) -> String?
+    /// The pending timers of every room due by `due` (milliseconds since the Unix epoch; `.max` for all), soonest
+    /// first; written with ``SessionWrites/timers``.
+    func timers(dueBy due: Int) async throws(StorageError) -> [StoredTimer]
+    /// The pending timers of `room`, soonest first.
+    func timers(room: String) async throws(StorageError) -> [StoredTimer]
     /// Releases the storage without waiting on the network; the server calls it once, when it shuts down, after its
     /// last write.
     func close()

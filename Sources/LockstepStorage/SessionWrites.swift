@@ -5,6 +5,10 @@ public struct SessionWrites: Sendable {
     public var marks: [StoredMark] = []
     /// The epoch of each room the write touches; a room's first stored epoch is kept for its whole history.
     public var epochs: [String: String] = [:]
+    /// Timers scheduled (a name again replaces its timer), then timers gone: fired (in the same write as their
+    /// change) or cancelled, by room and name.
+    public var timers: [StoredTimer] = []
+    public var timersGone: [TimerKey] = []
     /// Marks not moved for this many seconds are deleted.
     public var idleSeconds: Double
     /// Most marks kept per room; the least recently moved go first.
@@ -15,5 +19,5 @@ public struct SessionWrites: Sendable {
         self.limit = limit
     }
 
-    public var isEmpty: Bool { marks.isEmpty && epochs.isEmpty }
+    public var isEmpty: Bool { marks.isEmpty && epochs.isEmpty && timers.isEmpty && timersGone.isEmpty }
 }

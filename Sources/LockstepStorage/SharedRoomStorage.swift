@@ -62,11 +62,15 @@ public struct RoomCatchUp: Sendable {
     public var marks: [StoredMark]
     /// The room's stored epoch; nil until a write stores one.
     public var epoch: String?
+    /// The order of each pending timer the write named (`timer:NAME` among its sessions) that is still stored: a
+    /// timer that is not was fired or cancelled through another server.
+    public var timers: [String: Int]
 
-    public init(missed: [StoredChange], marks: [StoredMark], epoch: String?) {
+    public init(missed: [StoredChange], marks: [StoredMark], epoch: String?, timers: [String: Int] = [:]) {
         self.missed = missed
         self.marks = marks
         self.epoch = epoch
+        self.timers = timers
     }
 }
 

@@ -44,6 +44,34 @@ struct LoadToolTests {
         #expect(room["version"]?.intValue == sent)
     }
 
+    /// `--scenario http`: four writers post over keep-alive connections of their own, one request at a time, while
+    /// five clients read; every request is acked, every reader gets every patch in order, and the room's version is
+    /// the number of acks.
+    @Test(arguments: ["counter", "json"])
+    func httpWritersPostAndEveryReaderSeesEachPatch(app: String) async throws {
+        let server = try await ServerProcess.start(arguments: ["--app", app, "--memory", "--rate-limit", "0"])
+        defer { server.terminate() }
+        let (report, status) = try await load([
+            "--url", "ws://127.0.0.1:\(server.port)/rooms/posted", "--app", app, "--scenario", "http",
+            "--clients", "5", "--writers", "4", "--duration", "1s",
+        ])
+        #expect(status == 0)
+        #expect(report["passed"] == true)
+        let acked = try #require(report["acked"]?.intValue)
+        #expect(acked > 0)
+        #expect(report["sent"]?.intValue == acked)
+        #expect(report["errors"] == 0)
+        #expect(report["gaps"] == 0)
+        #expect(report["missing"] == 0)
+        #expect(report["deliveries"]?.intValue == acked * 5, "every reader saw every posted change")
+        #expect(report["requestLatencyMs"]?["count"]?.intValue == acked, "every request timed")
+        // The request ids reach the patches' causes, so the readers time each delivery from its request's send.
+        #expect(report["latencyMs"]?["count"]?.intValue == acked * 5)
+        #expect((report["actionsPerSecond"]?.doubleValue ?? 0) > 0)
+        let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/posted").json)
+        #expect(room["version"]?.intValue == acked)
+    }
+
     /// `--paths`: four clients over two views and two on the whole room; each action reaches its view's two
     /// clients and both whole-room clients, and the skipped versions count as neither gaps nor missing.
     @Test func viewsCountOnlyThePatchesOfTheirPath() async throws {

@@ -86,7 +86,8 @@ import Testing
             let changed = try await alice.nextJSON(type: "presence")
             #expect(
                 changed == [
-                    "type": "presence", "changed": [["client": .string(aliceID), "name": "alice", "state": ["typing": true]]],
+                    "type": "presence",
+                    "changed": [["client": .string(aliceID), "name": "alice", "state": ["typing": true]]],
                 ])
 
             // A client that joins sees the state in the full list; one without a state has no `state`.
@@ -110,7 +111,9 @@ import Testing
             bob.send(.presence(id: nil, state: "here"))
             _ = try await bob.nextJSON(type: "presence")
             alice.send(.presence(id: nil, state: ["typing": false]))
-            _ = try await bob.next { if case .presenceChanged(let peers) = $0 { peers[0].client == aliceID } else { false } }
+            _ = try await bob.next { message in
+                if case .presenceChanged(let peers) = message { peers.first?.client == aliceID } else { false }
+            }
             alice.close()
             let afterLeave = try await bob.nextJSON(type: "presence")
             #expect(afterLeave["peers"] == [["client": .string(bobID), "name": "bob", "state": "here"]])

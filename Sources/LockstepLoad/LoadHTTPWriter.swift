@@ -1,0 +1,294 @@
+import Dispatch
+import Foundation
+import Histogram
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+// Once a dependency imports this shim module too, `timeval` members resolve through it.
+#if canImport(SwiftOverlayShims)
+import SwiftOverlayShims
+#endif
+
+/// One writer of `lockstep load --scenario http`: a keep-alive HTTP/1.1 connection and a thread of its own, posting
+/// one action at a time to `POST /rooms/ROOM` (closed loop: send, wait for the answer, send again) while the run
+/// lasts.
+///
+/// Each request's id is `w<writer>-<sequence>-<sent nanos>`, as a WebSocket writer's, so the readers time the patch
+/// it causes from the moment it was sent; the writer times each answer itself. A blocking socket on its own thread
+/// keeps the WebSocket shards' loops free. Every request sent ends as an ack (`200` with its version) or an error
+/// (another status, no answer within the timeout, or a closed connection, after which it connects again once).
+// @unchecked Sendable: the `var`s belong to the writer's thread from `start(at:)` until it signals `finished`; the
+// main thread touches them only before (`connectBeforeTiming`) and after (`waitUntilFinished`). Live counts are
+// atomics.
+final class LoadHTTPWriter: @unchecked Sendable {
+    /// The writer's number, in its actions' ids.
+    let index: Int
+    let target: LoadHTTPTarget
+    /// The request head up to the body's length, which changes with each id.
+    private let head: [UInt8]
+    private let actionJSON: String
+    private let actionHasID: Bool
+    private let sourceAddress: String?
+    private let timeout: Duration
+
+    // Live totals, read by the main thread.
+    let sent = Atomic<Int>(0)
+    let acked = Atomic<Int>(0)
+    let errors = Atomic<Int>(0)
+    private let running = Atomic<Bool>(true)
+    private let finished = DispatchSemaphore(value: 0)
+
+    // The writer thread's state.
+    private var connection: Int32 = -1
+    /// Bytes received and not yet consumed.
+    private var received: [UInt8] = []
+    private var chunk = [UInt8](repeating: 0, count: 16_384)
+    private var sequence = 0
+    /// Sent to answered, in microseconds, every request.
+    private(set) var latencies = Histogram<UInt64>(
+        lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+    /// The version of every acked request.
+    private(set) var versions: [Int] = []
+    private(set) var lastAckNanos: UInt64 = 0
+    private(set) var firstError: String?
+
+    /// A writer posting `actionJSON` (its `$ID` replaced by each request's id, its `$PATH` by `/n`) to `target`,
+    /// with `authorization` as its `Authorization` header, from `sourceAddress` (an IPv4 address) if given; each
+    /// connect, send and answer may take up to `timeout`.
+    init(
+        index: Int, target: LoadHTTPTarget, actionJSON: String, authorization: String?, sourceAddress: String?,
+        timeout: Duration
+    ) {
+        self.index = index
+        self.target = target
+        self.actionJSON = actionJSON.replacing("$PATH", with: "/n")
+        actionHasID = actionJSON.contains("$ID")
+        self.sourceAddress = sourceAddress
+        self.timeout = timeout
+        var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\nContent-Type: application/json\r\n"
+        if let authorization { head += "Authorization: \(authorization)\r\n" }
+        self.head = Array((head + "Content-Length: ").utf8)
+    }
+
+    deinit {
+        if connection >= 0 { close(connection) }
+    }
+
+    /// Opens the connection before timing starts. Main thread, before `start(at:)`.
+    func connectBeforeTiming() throws(LoadError) {
+        if let failure = open() { throw .connect("HTTP writer \(index): \(failure)") }
+    }
+
+    /// Starts the writer's thread, which sends its first request at `start` (a `LoadClock` time).
+    func start(at start: UInt64) {
+        Thread.detachNewThread { [self] in
+            LoadClock.sleep(until: start)
+            while running.load(ordering: .relaxed) {
+                if connection < 0, let failure = open() {
+                    record(error: "HTTP writer \(index): \(failure)")
+                    break
+                }
+                post()
+            }
+            closeSocket()
+            finished.signal()
+        }
+    }
+
+    /// Lets the request in flight finish and sends no more.
+    func stop() {
+        running.store(false, ordering: .relaxed)
+    }
+
+    /// Waits for the thread to end: at most the request timeout after `stop()`.
+    func waitUntilFinished() {
+        finished.wait()
+    }
+
+    // MARK: - Writer thread
+
+    /// Sends one request and reads its answer.
+    private func post() {
+        sequence += 1
+        let sentNanos = LoadClock.now()
+        let id = "w\(index)-\(sequence)-\(sentNanos)"
+        let action = actionHasID ? actionJSON.replacing("$ID", with: id) : actionJSON
+        let body = Array(#"{"type":"action","id":"\#(id)","action":\#(action)}"#.utf8)
+        let request = head + Array("\(body.count)\r\n\r\n".utf8) + body
+        sent.add(1, ordering: .relaxed)
+        guard writeAll(request) else {
+            record(error: "HTTP writer \(index): sending failed: \(String(cString: strerror(errno)))")
+            closeSocket()
+            return
+        }
+        let answer: Answer
+        switch readAnswer() {
+        case .success(let value): answer = value
+        case .failure(let failure):
+            record(error: "HTTP writer \(index): \(failure.message)")
+            closeSocket()
+            return
+        }
+        let now = LoadClock.now()
+        _ = latencies.record(max(1, min((now - sentNanos) / 1000, 600_000_000)))
+        if answer.status == 200, let version = Self.version(in: answer.body) {
+            versions.append(version)
+            lastAckNanos = now
+            acked.add(1, ordering: .relaxed)
+        } else {
+            record(error: "HTTP \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        if answer.closes { closeSocket() }
+    }
+
+    private func record(error: String) {
+        errors.add(1, ordering: .relaxed)
+        if firstError == nil { firstError = error }
+    }
+
+    /// A whole answer: its status, its body, and whether the server closes the connection after it.
+    private struct Answer {
+        var status: Int
+        var body: ArraySlice<UInt8>
+        var closes: Bool
+    }
+
+    /// Why no answer could be read.
+    private struct Failure: Error {
+        var message: String
+    }
+
+    /// Reads one answer with a `Content-Length` body (the server's kind) and leaves what follows it in `received`.
+    private func readAnswer() -> Result<Answer, Failure> {
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = Self.endOfHead(in: received)
+            if headEnd == nil, let failure = receiveMore() { return .failure(failure) }
+        }
+        let end = headEnd!
+        let lines = String(decoding: received[..<end], as: UTF8.self).split(whereSeparator: \.isNewline)
+        let statusLine = lines.first?.split(separator: " ") ?? []
+        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]) else {
+            return .failure(Failure(message: "not an HTTP answer: \(lines.first?.prefix(80) ?? "")"))
+        }
+        var length = 0
+        var closes = statusLine[0] == "HTTP/1.0"
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces).lowercased()
+            switch name {
+            case "content-length": length = Int(value) ?? 0
+            case "connection": closes = value == "close" ? true : value == "keep-alive" ? false : closes
+            case "transfer-encoding" where value != "identity":
+                return .failure(Failure(message: "answer with Transfer-Encoding \(value), expected Content-Length"))
+            default: break
+            }
+        }
+        while received.count < end + length {
+            if let failure = receiveMore() { return .failure(failure) }
+        }
+        let answer = Answer(status: status, body: received[end..<(end + length)], closes: closes)
+        received.removeSubrange(0..<(end + length))
+        return .success(answer)
+    }
+
+    /// The index just past the blank line that ends a head, if `bytes` holds one.
+    private static func endOfHead(in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 3..<bytes.count
+        where bytes[index] == 10 && bytes[index - 1] == 13 && bytes[index - 2] == 10 && bytes[index - 3] == 13 {
+            return index + 1
+        }
+        return nil
+    }
+
+    /// The `version` of a `200` answer's `{"room":..,"version":N}`.
+    private static func version(in body: ArraySlice<UInt8>) -> Int? {
+        let key = Array(#""version":"#.utf8)
+        guard let range = body.firstRange(of: key) else { return nil }
+        let digits = body[range.upperBound...].prefix { (48...57).contains($0) }
+        return Int(String(decoding: digits, as: UTF8.self))
+    }
+
+    /// Appends the next bytes the socket has to `received`.
+    private func receiveMore() -> Failure? {
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received += chunk[0..<count]
+                return nil
+            }
+            if count == 0 { return Failure(message: "the server closed the connection before answering") }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK {
+                return Failure(message: "no answer within --request-timeout \(timeout.seconds) s")
+            }
+            return Failure(message: "reading the answer failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes {
+                send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return false }
+            written += count
+        }
+        return true
+    }
+
+    private func closeSocket() {
+        if connection >= 0 { close(connection) }
+        connection = -1
+        received.removeAll(keepingCapacity: true)
+    }
+
+    /// Connects to the target: returns why it could not, or nil.
+    private func open() -> String? {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let resolved = getaddrinfo(target.host, String(target.port), &hints, &found)
+        guard resolved == 0, let info = found?.pointee else {
+            return "cannot resolve \(target.host): \(String(cString: gai_strerror(resolved)))"
+        }
+        defer { freeaddrinfo(found) }
+        let descriptor = socket(info.ai_family, info.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.ai_protocol)
+        guard descriptor >= 0 else { return "cannot make a socket: \(String(cString: strerror(errno)))" }
+        var limit = timeval(tv_sec: Int(timeout.nanoseconds / 1_000_000_000),
+                            tv_usec: Int(timeout.nanoseconds % 1_000_000_000 / 1000))
+        var one: Int32 = 1
+        let limitSize = socklen_t(MemoryLayout<timeval>.size)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, limitSize)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, limitSize)
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let sourceAddress, info.ai_family == AF_INET {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            _ = inet_pton(AF_INET, sourceAddress, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if bound != 0 {
+                close(descriptor)
+                return "cannot bind to \(sourceAddress): \(String(cString: strerror(errno)))"
+            }
+        }
+        guard connect(descriptor, info.ai_addr, info.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            return "cannot connect to \(target.hostHeader): \(reason)"
+        }
+        connection = descriptor
+        return nil
+    }
+}

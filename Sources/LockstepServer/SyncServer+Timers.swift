@@ -1,0 +1,152 @@
+import LockstepCore
+import Logging
+import LockstepJSON
+import LockstepStorage
+import LockstepTransport
+
+/// Timers (1.3): an action with `after` is applied later by the server, as its sender, even with nobody connected.
+///
+/// A timer is stored with its room, in the same write as the changes around it, and removed in the write that stores
+/// its change, so it fires once across a crash; on several servers each arms what the database holds and the room's
+/// lock lets exactly one of them apply it. The server keeps only a timer's room, name and due time in its
+/// ``TimerBook``, not its room: rooms load when a timer fires and leave memory again when idle.
+extension SyncServer {
+    /// Schedules a request's action in its turn: replaces the room's timer of that name, answers `scheduled` once the
+    /// timer is stored.
+    func schedule(_ request: ClientRequest, timer: TimerRequest, from requester: any Requester) {
+        let room = requester.room
+        guard case .action(let id, let action) = request.message else { return }
+        do {
+            try checkReads(of: action, by: requester)
+        } catch {
+            return reply(.error(id: id, code: error.code, message: message(of: error, for: requester)), to: requester)
+        }
+        let name = timer.name ?? "t-" + Room.makeEpoch().prefix(12)
+        let key = TimerKey(room: room.name, name: name)
+        guard timers.timer(key) != nil || timers.count(in: room.name) < configuration.maxTimers else {
+            let message = "the room has \(configuration.maxTimers) pending timers, the most it may hold (--max-timers)"
+            return reply(.error(id: id, code: "rejected", message: message), to: requester)
+        }
+        let due = clock.epochMilliseconds + timer.after
+        timerOrder = max(timerOrder + 1, clock.epochMilliseconds * 1000)
+        let record = TimerRecord(id: id, action: action, sender: requester.sender(run: runID))
+        let stored = StoredTimer(room: room.name, name: name, due: due, order: timerOrder, request: record.encoded)
+        timers.insert(stored)
+        pipeline.timersChanged(scheduled: [stored], gone: [], in: room, server: self)
+        finish(seq: nil, with: .scheduled(id: id, timer: name, due: due), for: requester)
+        armTimers()
+    }
+
+    /// Cancels the room's timer `name` in its turn; answered alike whether or not it was pending.
+    func cancelTimer(_ name: String, id: String?, from requester: any Requester) {
+        let key = TimerKey(room: requester.room.name, name: name)
+        if timers.remove(key) != nil {
+            pipeline.timersChanged(scheduled: [], gone: [key], in: requester.room, server: self)
+        }
+        finish(seq: nil, with: .scheduled(id: id, timer: name, due: nil), for: requester)
+    }
+
+    /// Applies a timer that came due, in its room's turn, unless it was replaced or cancelled meanwhile (or, on
+    /// several servers, another server applied it): its action as its sender, and its removal, in one write.
+    func fire(_ timer: StoredTimer, in room: Room) {
+        let key = TimerKey(room: timer.room, name: timer.name)
+        guard timers.timer(key)?.order == timer.order else { return }
+        guard room.timerIsInLog(timer) else {
+            // Another server applied or cancelled it.
+            timers.remove(key)
+            return
+        }
+        timers.remove(key)
+        pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
+        guard let record = TimerRecord(timer.request) else {
+            return logger.error("a timer cannot be read; it is dropped", metadata: ["room": "\(room.name)"])
+        }
+        let requester = TimerRequester(room: room, record: record, logger: logger)
+        change(.action(id: record.id, action: record.action), seq: nil, from: requester, timer: timer.name)
+    }
+
+    /// Reads the timers storage holds (at start; on several servers also every ``CommitPipeline/timerPoll``, for
+    /// those other servers scheduled) and arms the next.
+    func loadTimers() async {
+        let horizon = pipeline.timerPoll.map { clock.epochMilliseconds + Int($0 / .milliseconds(1)) } ?? .max
+        guard let stored = await pipeline.pendingTimers(dueBy: horizon, server: self) else { return }
+        for timer in stored where timers.timer(TimerKey(room: timer.room, name: timer.name))?.order != timer.order {
+            timers.insert(timer)
+        }
+        armTimers()
+    }
+
+    /// Starts the poll of a pipeline other servers write timers to.
+    func pollTimers() {
+        guard let interval = pipeline.timerPoll else { return }
+        Task {
+            while !self.isStopped {
+                try? await self.clock.sleep(for: interval)
+                await self.loadTimers()
+            }
+        }
+    }
+
+    /// Sleeps until the soonest timer comes due, then fires what is due; a sooner timer scheduled meanwhile arms a
+    /// new wait and the older one finds itself stale.
+    func armTimers() {
+        guard let due = timers.nextDue() else { return }
+        guard armedFor.map({ due < $0 }) ?? true else { return }
+        armedFor = due
+        timerWaits += 1
+        let wait = timerWaits
+        Task {
+            let delay = due - self.clock.epochMilliseconds
+            if delay > 0 { try? await self.clock.sleep(for: .milliseconds(delay)) }
+            guard self.timerWaits == wait, !self.isStopped else { return }
+            self.armedFor = nil
+            self.fireDue()
+        }
+    }
+
+    private func fireDue() {
+        for timer in timers.due(by: clock.epochMilliseconds) {
+            Task {
+                switch await self.room(named: timer.room, creating: true) {
+                case .success(let room?):
+                    self.pipeline.submit(.timer(timer), to: room, server: self)
+                    self.roomBecameIdle(room)
+                default:
+                    // Storage is away: the timer waits in the book and fires on the next try.
+                    self.timers.insert(timer)
+                    try? await self.clock.sleep(for: .seconds(1))
+                    self.armTimers()
+                }
+            }
+        }
+        armTimers()
+    }
+
+    /// `GET /rooms/ROOM/timers`: the room's pending timers, soonest first (without their actions on a server with
+    /// private parts).
+    func timersResponse(room name: String) async -> HTTPResponse {
+        let listed: [StoredTimer]
+        if pipeline.timerPoll == nil {
+            listed = timers.pending(in: name)
+        } else {
+            guard let stored = await pipeline.pendingTimers(in: name, server: self) else {
+                return HTTPResponse(status: 503, text: "the room's timers cannot be read: \(Self.unavailable)\n")
+            }
+            listed = stored
+        }
+        let entries = listed.compactMap { timer in
+            TimerRecord(timer.request)?.listing(of: timer, withAction: privateParts.isEmpty)
+        }
+        let body: JSON = ["room": .string(name), "timers": .array(entries)]
+        return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
+    }
+}
+
+extension Room {
+    /// Whether `timer` is still pending in the shared log as the room's locked write read it; always, for a log this
+    /// server alone writes (its ``TimerBook`` is then the truth).
+    func timerIsInLog(_ timer: StoredTimer) -> Bool {
+        guard let loggedTimers else { return true }
+        return loggedTimers[timer.name] == timer.order
+    }
+}
