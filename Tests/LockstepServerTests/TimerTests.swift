@@ -160,6 +160,27 @@ import Testing
         }
     }
 
+    @Test func aTimerFiresForARoomReleasedFromMemoryWhichLeavesAgain() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withTimedServer(directory: directory, configure: { $0.roomIdle = .seconds(10) }) { server, clock in
+            let scheduled = try await HTTPGet.post(
+                port: server.port, path: "/rooms/test",
+                json: #"{"type":"action","action":{"type":"increment"},"after":60000,"timer":"late"}"#)
+            #expect(scheduled.status == 202)
+            // The idle room leaves memory long before its timer is due.
+            try await idle(clock, by: .seconds(10), untilEvictionsReach: 1, port: server.port)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 0)
+            // The timer loads it, applies its action and lets it go again.
+            try await idle(clock, by: .seconds(10), untilEvictionsReach: 2, port: server.port)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 0)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["state"] == ["count": 1])
+            let log = try await HTTPGet(port: server.port, path: "/rooms/test/log?after=0").lines
+            #expect(log.last?["cause"]?["timer"] == "late")
+        }
+    }
+
     @Test func aTimerFiresOnceAcrossKill9AndRestart() async throws {
         let directory = NSTemporaryDirectory() + "timers-kill-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
