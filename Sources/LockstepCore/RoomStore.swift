@@ -51,6 +51,10 @@ public enum RoomEffect: Sendable {
     case send(EffectAction)
     /// Run this work; feed what it sends back with ``RoomStore/send(effect:context:)``.
     case run(@Sendable (_ send: @escaping @Sendable (EffectAction) async -> Void) async -> Void)
+    /// Apply this action after `after`, as the room's timer `timer`.
+    case schedule(EffectAction, after: Duration, timer: String?)
+    /// Cancel the room's timer `timer`.
+    case cancel(timer: String)
 }
 
 /// An action produced by an effect: the typed value for the reducer and its JSON for `cause`.
@@ -92,6 +96,10 @@ extension Store.Result {
                 return .send(EffectAction(action))
             case .run(let body):
                 return .run { deliver in await body(Send { await deliver(EffectAction($0)) }) }
+            case .schedule(let action, let delay, let timer):
+                return .schedule(EffectAction(action), after: delay, timer: timer)
+            case .cancel(let timer):
+                return .cancel(timer: timer)
             }
         })
     }

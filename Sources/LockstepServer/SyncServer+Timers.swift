@@ -14,36 +14,60 @@ extension SyncServer {
     /// Schedules a request's action in its turn: replaces the room's timer of that name, answers `scheduled` once the
     /// timer is stored.
     func schedule(_ request: ClientRequest, timer: TimerRequest, from requester: any Requester) {
-        let room = requester.room
         guard case .action(let id, let action) = request.message else { return }
+        let answer: RequestAnswer
         do {
             try checkReads(of: action, by: requester)
+            let record = TimerRecord(id: id, action: action, sender: requester.sender(run: runID))
+            let (name, due) = try schedule(record, after: timer.after, timer: timer.name, in: requester.room)
+            answer = .scheduled(id: id, timer: name, due: due)
         } catch {
-            return reply(.error(id: id, code: error.code, message: message(of: error, for: requester)), to: requester)
+            answer = .error(id: id, code: error.code, message: message(of: error, for: requester))
         }
-        let name = timer.name ?? "t-" + Room.makeEpoch().prefix(12)
+        finish(seq: nil, with: answer, for: requester)
+    }
+
+    /// Schedules an effect's action (``Effect/schedule(_:after:timer:)``) as `sender`'s.
+    func schedule(_ action: JSON, after delay: Duration, timer: String?, in room: Room, sender: Sender?) {
+        let record = TimerRecord(id: nil, action: action, sender: sender ?? Sender(client: "server"))
+        let milliseconds = Int(max(.zero, delay) / .milliseconds(1))
+        do {
+            _ = try schedule(record, after: milliseconds, timer: timer.flatMap { TimerRequest.isValidName($0) ? $0 : nil }, in: room)
+        } catch {
+            logger.warning("an effect's timer is refused", metadata: ["room": "\(room.name)", "reason": "\(error.message)"])
+        }
+    }
+
+    /// Adds `record` as the room's timer `name` (or a new name), due `after` milliseconds from now, replacing the one
+    /// of that name; stored with the room's next write. Returns the name and when it is due.
+    private func schedule(
+        _ record: TimerRecord, after: Int, timer name: String?, in room: Room
+    ) throws(StoreError) -> (name: String, due: Int) {
+        let name = name ?? "t-" + Room.makeEpoch().prefix(12)
         let key = TimerKey(room: room.name, name: name)
         guard timers.timer(key) != nil || timers.count(in: room.name) < configuration.maxTimers else {
-            let message = "the room has \(configuration.maxTimers) pending timers, the most it may hold (--max-timers)"
-            return reply(.error(id: id, code: "rejected", message: message), to: requester)
+            throw .rejected("the room has \(configuration.maxTimers) pending timers, the most it may hold (--max-timers)")
         }
-        let due = clock.epochMilliseconds + timer.after
+        let due = clock.epochMilliseconds + after
         timerOrder = max(timerOrder + 1, clock.epochMilliseconds * 1000)
-        let record = TimerRecord(id: id, action: action, sender: requester.sender(run: runID))
         let stored = StoredTimer(room: room.name, name: name, due: due, order: timerOrder, request: record.encoded)
         timers.insert(stored)
         pipeline.timersChanged(scheduled: [stored], gone: [], in: room, server: self)
-        finish(seq: nil, with: .scheduled(id: id, timer: name, due: due), for: requester)
         armTimers()
+        return (name, due)
     }
 
     /// Cancels the room's timer `name` in its turn; answered alike whether or not it was pending.
     func cancelTimer(_ name: String, id: String?, from requester: any Requester) {
-        let key = TimerKey(room: requester.room.name, name: name)
-        if timers.remove(key) != nil {
-            pipeline.timersChanged(scheduled: [], gone: [key], in: requester.room, server: self)
-        }
+        cancelTimer(name, in: requester.room)
         finish(seq: nil, with: .scheduled(id: id, timer: name, due: nil), for: requester)
+    }
+
+    /// Takes the room's timer `name` away, if it is pending.
+    func cancelTimer(_ name: String, in room: Room) {
+        let key = TimerKey(room: room.name, name: name)
+        guard timers.remove(key) != nil else { return }
+        pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
     }
 
     /// Applies a timer that came due, in its room's turn, unless it was replaced or cancelled meanwhile (or, on

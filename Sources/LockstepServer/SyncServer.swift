@@ -522,6 +522,10 @@ public actor SyncServer {
                     room.runningEffects -= 1
                     self.roomBecameIdle(room)
                 }
+            case .schedule(let action, let delay, let timer):
+                schedule(action.json, after: delay, timer: timer, in: room, sender: sender)
+            case .cancel(let timer):
+                cancelTimer(timer, in: room)
             }
         }
     }

@@ -1,6 +1,8 @@
 import Clocks
 import Foundation
 import Glibc
+// `timeval` members resolve through this shim module.
+import SwiftOverlayShims
 import LockstepApps
 import LockstepCore
 import LockstepJSON
