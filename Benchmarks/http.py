@@ -97,13 +97,15 @@ class Follower:
             for line in self.response:
                 if not line.strip():
                     continue
-                version = json.loads(line).get("version")
+                message = json.loads(line)
+                version = message.get("version")
                 if not isinstance(version, int):
                     continue
-                if self.last is not None and version != self.last + 1:
-                    self.gaps += 1
+                if message.get("type") == "patch":
+                    if self.last is not None and version != self.last + 1:
+                        self.gaps += 1
+                    self.changes += 1
                 self.last = version
-                self.changes += 1
         except (OSError, http.client.HTTPException, ValueError):
             pass
 

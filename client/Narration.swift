@@ -33,6 +33,9 @@ struct Narration {
             case .undo: "undid \(own)v\(cause.of.map(String.init) ?? "?")"
             case .redo: "redid \(own)v\(cause.of.map(String.init) ?? "?")"
             case .revert: "reverted to v\(cause.to.map(String.init) ?? "?")"
+            case .timer: "timer \(cause.timer ?? "?") \(Self.action(cause.action))"
+            case .join: "joined: \(Self.action(cause.action))"
+            case .leave: "left: \(Self.action(cause.action))"
             }
         let when = cause.at.map { " " + Self.time($0) } ?? ""
         return "v\(version) \(name(cause))\(when) \(what)"

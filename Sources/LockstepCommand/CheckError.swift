@@ -19,7 +19,8 @@ enum CheckError: Error, CustomStringConvertible {
         case .storage(.appMismatch(let stored, let running)):
             "the database holds rooms of the app \(stored), not \(running): check them with --app \(stored)"
         case .storage(.directoryOfAnotherApp(let path, let stored, let running)):
-            "the data directory \(path) holds rooms of the app \(stored), not \(running): check them with --app \(stored)"
+            "the data directory \(path) holds rooms of the app \(stored), not \(running): check them with "
+                + "--app \(stored)"
         case .storage(let error):
             error.description
         }

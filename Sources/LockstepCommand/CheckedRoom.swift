@@ -25,9 +25,15 @@ struct CheckedRoom: Sendable {
         do throws(StorageError) {
             let replay = try RoomReplay(stored, app: app, undoDepth: undoDepth)
             version = replay.store.version
-            failure = nil
             migratedFrom = replay.migratedFrom
             damagedFrom = replay.damagedFrom
+            // A server writes a migrated room back at once: its state must encode.
+            do throws(StoreError) {
+                if replay.migratedFrom != nil { _ = try replay.store.stateJSON() }
+                failure = nil
+            } catch {
+                failure = "its migrated state does not encode: \(error.message)"
+            }
         } catch {
             if case .unloadableRoom(_, let version, let reason) = error {
                 self.version = version

@@ -111,7 +111,7 @@ struct Replay: AsyncParsableCommand {
                 switch step.cause.kind {
                 case .effect:
                     reached = version + offset
-                case .action, .timer:
+                case .action, .timer, .join, .leave:
                     guard let action = step.cause.action else {
                         throw ReplayFailure(version: version, message: "the recorded action is missing")
                     }

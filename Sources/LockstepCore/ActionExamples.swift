@@ -1,4 +1,4 @@
-public import LockstepJSON
+import LockstepJSON
 
 /// An action type that shows what its actions look like, so a client that sends one of the wrong shape is told every
 /// shape that is accepted.

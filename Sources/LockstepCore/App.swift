@@ -10,6 +10,9 @@ public struct App: Sendable {
     public let privateParts: PrivateParts
     /// The version of its state's shape, and how stored states of older versions are brought up to it.
     public let evolution: StateEvolution
+    /// The app's own actions for a client joining and leaving its room (nil: none), as JSON; applied through the
+    /// reducer as that client's changes, with `cause.kind` `join` and `leave`.
+    public let membership: Membership
     /// Builds a store; throws the decoding error's words when `state` is not a state of the reducer.
     private let make: @Sendable (_ state: JSON?, _ version: Int, _ history: History) throws(StoreError) -> any RoomStore
 
@@ -23,14 +26,20 @@ public struct App: Sendable {
     ///     Migration(from: 1) { state in try state.setMember("archived", to: false) },
     /// ])
     /// ```
+    ///
+    /// `joined` and `left` opt in to the app's own actions for a client joining and leaving a room ("deal bob a hand
+    /// when he joins", "mark alice away when she leaves"), without trusting a client to send them: each is applied
+    /// through the reducer as that client's change, so it is logged, undoable and replayable.
     public init<R: Reducer>(
         _ name: String, summary: String, reducer: R, privateParts: PrivateParts = .none, stateVersion: Int = 1,
-        migrations: [Migration] = []
+        migrations: [Migration] = [], joined: (@Sendable (Sender) -> R.Action?)? = nil,
+        left: (@Sendable (Sender) -> R.Action?)? = nil
     ) {
         self.name = name
         self.summary = summary
         self.privateParts = privateParts
         evolution = StateEvolution(version: stateVersion, migrations: migrations)
+        membership = Membership(joined: joined.map(Self.encoding), left: left.map(Self.encoding))
         make = { (state, version, history) throws(StoreError) in
             guard let state else { return Store(reducer: reducer, version: version, history: history) }
             do {
@@ -40,6 +49,13 @@ public struct App: Sendable {
                 throw .brokenState(DecodingErrorDescription(error).text)
             }
         }
+    }
+
+    /// An app's membership action as JSON for its room.
+    private static func encoding<Action: Encodable & Sendable>(
+        _ make: @escaping @Sendable (Sender) -> Action?
+    ) -> @Sendable (Sender) -> JSON? {
+        { sender in make(sender).flatMap { try? JSON(encoding: $0) } }
     }
 
     /// A new room, at version 0 with the reducer's initial state.

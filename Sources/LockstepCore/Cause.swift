@@ -20,6 +20,10 @@ public struct Cause: Sendable, Equatable {
         case revert
         /// A timer came due: its action, as its sender scheduled it.
         case timer
+        /// The app's action for a client that joined the room.
+        case join
+        /// The app's action for a client that left the room.
+        case leave
     }
 
     /// What made the change (`cause.kind`), which says which of the other fields are set.
@@ -104,7 +108,7 @@ public struct Cause: Sendable, Equatable {
     public init(json: JSON) throws(WireError) {
         let object = try WireError.object(json)
         guard let kind = object["kind"]?.stringValue.flatMap(Kind.init(rawValue:)) else {
-            throw .badMessage("cause.kind must be action, undo, redo, effect, revert or timer")
+            throw .badMessage("cause.kind must be action, undo, redo, effect, revert, timer, join or leave")
         }
         self.init(
             kind: kind,

@@ -11,7 +11,7 @@ extension History {
         compensation: JSON? = nil, time: Int = 0
     ) throws(StoreError) {
         try replayStacks(kind, version: version, patch: patch, inverse: inverse)
-        authors.note(
+        note(
             Change(version: version, patch: patch, inverse: inverse, kind: kind), author: author,
             compensation: compensation, time: time)
     }

@@ -29,7 +29,7 @@ public struct Migration: Sendable {
     /// A step between two Swift types: the stored JSON is decoded as `Old`, and `body`'s result encoded in its place.
     ///
     /// Keep the old type (renamed, e.g. `BoardV1`) for as long as rooms of that version may still be stored.
-    public init<Old: Decodable, New: Encodable>(
+    public init<Old: Decodable & SendableMetatype, New: Encodable & SendableMetatype>(
         from version: Int, decoding old: Old.Type, _ body: @escaping @Sendable (Old) throws -> New
     ) {
         self.init(from: version) { state in

@@ -1,4 +1,4 @@
-public import LockstepJSON
+import LockstepJSON
 
 extension Recording {
     /// The recording as a room of `evolution`'s state version would have recorded it: every recorded state migrated,

@@ -28,6 +28,12 @@ public protocol RoomStore: Sendable {
 
     /// Makes `state`, the room's state at `version`, current again as one new change; nil when it already is.
     mutating func revert(to version: Int, state: JSON, context: ReducerContext) throws(StoreError) -> Change?
+
+    /// Sets a checkpoint in the history (``History/setCheckpoint()``): the changes that follow can be taken back
+    /// (``History/rollBackToCheckpoint()``) without a copy of it.
+    mutating func setHistoryCheckpoint()
+    /// Keeps the changes made since the history's checkpoint (``History/releaseCheckpoint()``).
+    mutating func releaseHistoryCheckpoint()
 }
 
 extension RoomStore {
@@ -70,6 +76,14 @@ public struct EffectAction: Sendable {
 }
 
 extension Store: RoomStore {
+    public mutating func setHistoryCheckpoint() {
+        history.setCheckpoint()
+    }
+
+    public mutating func releaseHistoryCheckpoint() {
+        history.releaseCheckpoint()
+    }
+
     public mutating func send(json action: JSON, context: ReducerContext) throws(StoreError) -> RoomOutcome {
         let decoded: R.Action
         do {

@@ -45,7 +45,7 @@ extension Store {
         version += 1
         history.record(HistoryEntry(version: version, forward: forward, inverse: inverse))
         let change = Change(version: version, patch: forward, inverse: inverse, kind: kind)
-        history.authors.note(change, author: record.author, compensation: compensation, time: context.time)
+        history.note(change, author: record.author, compensation: compensation, time: context.time)
         return change
     }
 

@@ -30,7 +30,7 @@ extension Store {
         history.record(HistoryEntry(version: self.version, forward: forward, inverse: inverse))
         state = next
         let change = Change(version: self.version, patch: forward, inverse: inverse, kind: .revert(to: version))
-        history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
+        history.note(change, author: context.sender?.author, compensation: nil, time: context.time)
         return change
     }
 }

@@ -47,7 +47,7 @@ public struct Store<R: Reducer>: Sendable {
         version += 1
         history.record(HistoryEntry(version: version, forward: reduction.forward, inverse: reduction.inverse))
         let change = Change(version: version, patch: reduction.forward, inverse: reduction.inverse, kind: .action)
-        history.authors.note(change, author: context.sender?.author, compensation: compensation, time: context.time)
+        history.note(change, author: context.sender?.author, compensation: compensation, time: context.time)
         return Result(change: change, effect: reduction.effect)
     }
 
@@ -64,7 +64,7 @@ public struct Store<R: Reducer>: Sendable {
         version += 1
         let change = Change(
             version: version, patch: entry.inverse, inverse: entry.forward, kind: .undo(of: entry.version))
-        history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
+        history.note(change, author: context.sender?.author, compensation: nil, time: context.time)
         return change
     }
 
@@ -81,7 +81,7 @@ public struct Store<R: Reducer>: Sendable {
         version += 1
         let change = Change(
             version: version, patch: entry.forward, inverse: entry.inverse, kind: .redo(of: entry.version))
-        history.authors.note(change, author: context.sender?.author, compensation: nil, time: context.time)
+        history.note(change, author: context.sender?.author, compensation: nil, time: context.time)
         return change
     }
 

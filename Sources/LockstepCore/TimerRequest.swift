@@ -1,4 +1,4 @@
-public import LockstepJSON
+import LockstepJSON
 
 /// An action's `after` and `timer`: apply it later, by the server, under a name unique in the room.
 public struct TimerRequest: Sendable, Equatable {

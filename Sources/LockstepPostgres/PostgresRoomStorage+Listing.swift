@@ -13,7 +13,7 @@ extension PostgresRoomStorage {
     ///
     /// - Parameters:
     ///   - url: The database, as `lockstep serve --postgres` takes it.
-    ///   - app: The app whose rooms the database must hold; another app's throw ``StorageError/appMismatch(stored:running:)``.
+    ///   - app: The app whose rooms the database must hold; another app's throw `StorageError.appMismatch`.
     ///   - timeout: The longest connecting, or reading one room, may take before the read fails as unavailable.
     ///   - logger: Where the database driver logs.
     ///   - inspect: Called with each room's name and what is stored of it.
@@ -94,7 +94,7 @@ extension PostgresRoomStorage {
         return version
     }
 
-    /// Runs `operation` within `timeout`; a failure as the ``StorageError`` it means.
+    /// Runs `operation` within `timeout`; a failure as the `StorageError` it means.
     private static func step<T: Sendable>(
         _ what: String, _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
     ) async throws(StorageError) -> T {

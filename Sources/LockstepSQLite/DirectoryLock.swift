@@ -9,7 +9,7 @@ final class DirectoryLock: Sendable {
     /// The locked file, until `release`.
     private let descriptor: Mutex<Int32?>
 
-    /// Takes the lock at once, or throws ``StorageError/directoryInUse(path:)``: a server holds it, or (`shared`
+    /// Takes the lock at once, or throws `StorageError.directoryInUse`: a server holds it, or (`shared`
     /// false) any reader does.
     init(directory: String, shared: Bool = false) throws(StorageError) {
         let path = directory + "/lockstep.lock"

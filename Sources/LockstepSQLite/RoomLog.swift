@@ -79,7 +79,7 @@ public final class RoomLog: RoomStorage {
     /// Opens the log in `directory` for reading only: nothing is created, migrated or written, and `rooms.sqlite`
     /// stays byte for byte as it was. Every write throws.
     ///
-    /// It holds the directory's lock shared while open, so it throws ``StorageError/directoryInUse(path:)`` while a
+    /// It holds the directory's lock shared while open, so it throws `StorageError.directoryInUse` while a
     /// server uses the directory, and a server cannot start on it meanwhile; several readers may read at once. With
     /// `app`, it refuses a directory whose rooms another app wrote; an older schema is read as it is.
     public init(readingOnly directory: String, app: String? = nil) throws(StorageError) {

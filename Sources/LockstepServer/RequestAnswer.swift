@@ -32,6 +32,14 @@ enum RequestAnswer {
         }
     }
 
+    /// Whether the request took effect (an ack, or a timer scheduled or cancelled): its `seq` is then applied.
+    var applies: Bool {
+        switch self {
+        case .ack, .scheduled: true
+        case .error, .message: false
+        }
+    }
+
     /// Whether the request failed for a reason outside it (the database), so it may be sent again as it is.
     var isUnavailable: Bool {
         if case .error(_, "unavailable", _) = self { return true }

@@ -61,7 +61,11 @@ final class Room {
 
     /// No client uses the room, none waits to follow it, nobody follows its changes over HTTP, and no effect runs (its
     /// pipeline may still be at work).
-    var isIdle: Bool { sessions.isEmpty && waiting.isEmpty && followers.isEmpty && runningEffects == 0 }
+    var isIdle: Bool {
+        sessions.isEmpty && waiting.isEmpty && followers.isEmpty && changeListeners.isEmpty && runningEffects == 0
+    }
+    /// Consumers of ``SyncServer/changes(of:bufferingLimit:)``, by number.
+    var changeListeners: [Int: AsyncStream<CommittedChange>.Continuation] = [:]
     /// Names this room's history (`epoch`); a stored room's is replaced by the one stored with it.
     var epoch = Room.makeEpoch()
     /// Storage has `epoch`, or the next write stores it.

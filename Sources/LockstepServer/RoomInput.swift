@@ -1,4 +1,5 @@
 import LockstepCore
+import LockstepJSON
 import LockstepStorage
 
 /// What changes a room, as the server hands it to its ``CommitPipeline``.
@@ -10,6 +11,8 @@ enum RoomInput {
     case effect(EffectAction, Sender?)
     /// A timer that came due.
     case timer(StoredTimer)
+    /// The app's action for a client that joined or left (`kind` `join` or `leave`), as that client's.
+    case membership(JSON, Sender, Cause.Kind)
 
     /// What a locked write of a shared log reads for it: the mark that tells whether the request was applied before
     /// (its session's, when it carries a `seq`, or its idempotency key's), or whether a timer is still pending.
@@ -20,7 +23,7 @@ enum RoomInput {
             return request.seq == nil ? nil : requester.sessionName?.value
         case .timer(let timer):
             return "timer:\(timer.name)"
-        case .effect:
+        case .effect, .membership:
             return nil
         }
     }

@@ -3,6 +3,7 @@
 public struct RoomRequestError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The protocol's code: `rejected`, `invalid_action`, `nothing_to_undo`, `forbidden`, `unavailable`, ...
     public let code: String
+    /// What went wrong, for people.
     public let message: String
 
     /// An error of `code`, in `message`'s words.

@@ -31,7 +31,7 @@ extension SharedLogPipeline {
                 if let room = server.rooms[name] { readRemotePeers(of: room, server: server) }
             case .resynchronise:
                 for room in server.rooms.values {
-                    state(of: room).needsCheck = true
+                    state(of: room).machine.mayHaveMissed()
                     pump(room, server: server)
                     readRemotePeers(of: room, server: server)
                 }
@@ -44,7 +44,7 @@ extension SharedLogPipeline {
     private func committed(_ name: String, version: Int, server: isolated SyncServer) {
         guard let room = server.rooms[name], version > room.store.version else { return }
         let state = state(of: room)
-        state.announced = max(state.announced, version)
+        state.machine.announced(version: version)
         pump(room, server: server)
         follow(room, state, server: server)
     }
@@ -66,7 +66,7 @@ extension SharedLogPipeline {
     func catchUp(_ room: Room, server: isolated SyncServer) async -> CatchUp {
         let name = room.name
         let state = state(of: room)
-        guard state.before == nil else { return checkLater(room, state, server: server) }
+        guard state.machine.mayApplyCommitted else { return checkLater(room, state, server: server) }
         let after = room.store.version
         let result: Result<[StoredChange], StorageError>
         do throws(StorageError) {
@@ -77,7 +77,7 @@ extension SharedLogPipeline {
         guard server.rooms[name] === room else { return .failed }
         switch result {
         case .success(let changes):
-            guard state.before == nil, room.store.version >= after else {
+            guard state.machine.mayApplyCommitted, room.store.version >= after else {
                 return checkLater(room, state, server: server)
             }
             guard applyCommitted(changes, to: room, server: server) else {
@@ -94,7 +94,7 @@ extension SharedLogPipeline {
 
     /// Leaves the check to the pump, once the room's own write has settled.
     private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) -> CatchUp {
-        state.needsCheck = true
+        state.machine.mayHaveMissed()
         pump(room, server: server)
         return .deferred
     }
@@ -102,15 +102,16 @@ extension SharedLogPipeline {
     /// Follows other servers' commits beside the room's own writes, so its clients see them while its next write
     /// waits for the room's lock; one at a time per room, while it makes progress.
     private func follow(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) {
-        guard state.pumping, !state.following else { return }
-        state.following = true
+        guard state.machine.startFollowing() else { return }
         Task {
             var reached = -1
-            while server.rooms[room.name] === room, state.announced > room.store.version, room.store.version > reached {
+            while server.rooms[room.name] === room, state.machine.announced > room.store.version,
+                room.store.version > reached
+            {
                 reached = room.store.version
                 guard await catchUp(room, server: server) == .caughtUp else { break }
             }
-            state.following = false
+            state.machine.followingFinished()
         }
     }
 
@@ -162,7 +163,7 @@ extension SharedLogPipeline {
 
     /// The room's clients on other servers are read, and what was committed while it was read is fetched next.
     func installed(_ room: Room, server: isolated SyncServer) {
-        state(of: room).needsCheck = true
+        state(of: room).machine.mayHaveMissed()
         readRemotePeers(of: room, server: server)
         pump(room, server: server)
     }

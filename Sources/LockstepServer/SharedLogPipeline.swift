@@ -56,8 +56,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     private func enqueue(_ item: SharedRoomState.Incoming, in room: Room, server: isolated SyncServer) {
-        state(of: room).incoming.append(item)
-        pump(room, server: server)
+        let state = state(of: room)
+        state.incoming.append(item)
+        if state.machine.received(needsWrite: item.needsWrite) == .startPump { startPump(room, state, server: server) }
     }
 
     func commit(
@@ -83,12 +84,14 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {
         let room = requester.room
         let state = state(of: room)
-        if state.preparing {
+        switch state.machine.replyReady(writesIdle: state.writes.isIdle) {
+        case .holdWithWrite:
             state.writes.pending.append(.reply(requester, answer))
-        } else if state.incoming.isEmpty, state.writes.isIdle {
+        case .answerNow:
             requester.answer(answer)
-        } else {
-            enqueue(.reply(requester, answer), in: room, server: server)
+        case .queue(let wake):
+            state.incoming.append(.reply(requester, answer))
+            if wake == .startPump { startPump(room, state, server: server) }
         }
     }
 
@@ -100,53 +103,85 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
     func pump(_ room: Room, server: isolated SyncServer) {
         let state = state(of: room)
-        guard !state.pumping else { return }
-        state.pumping = true
+        if state.machine.wake() == .startPump { startPump(room, state, server: server) }
+    }
+
+    /// The room's one task of writes and catch-ups: it does what the machine says, step by step, until it says idle.
+    private func startPump(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) {
         Task {
-            while !server.isStopped, server.rooms[room.name] === room {
-                if state.incoming.contains(where: \.needsWrite) || state.writes.hasWrites {
-                    await write(room, state, server: server)
-                } else if !state.incoming.isEmpty {
+            while true {
+                let step = state.machine.next(
+                    roomActive: !server.isStopped && server.rooms[room.name] === room,
+                    hasWrites: state.writes.hasWrites, version: room.store.version)
+                switch step {
+                case .startWrite(let attempt):
+                    await write(room, state, attempt: attempt, server: server)
+                case .flushReplies:
                     let replies = state.incoming
                     state.incoming.removeAll()
                     for case .reply(let requester, let answer) in replies { requester.answer(answer) }
-                } else if state.isBehind(version: room.store.version), state.before == nil {
-                    state.needsCheck = false
-                    if await catchUp(room, server: server) == .failed {
-                        try? await server.clock.sleep(for: .milliseconds(500))
-                        state.needsCheck = true
+                case .startCatchUp:
+                    let failed = await catchUp(room, server: server) == .failed
+                    if case .retryCatchUp(let delay) = state.machine.catchUpFinished(failed: failed) {
+                        try? await server.clock.sleep(for: delay)
+                        state.machine.retryDue()
                     }
-                } else {
-                    break
+                case .idle:
+                    server.roomBecameIdle(room)
+                    return
                 }
             }
-            state.pumping = false
-            server.roomBecameIdle(room)
         }
     }
 
     /// One locked write: what other servers committed, then everything the room received, committed together.
-    private func write(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) async {
+    private func write(_ room: Room, _ state: SharedRoomState, attempt: Int, server: isolated SyncServer) async {
         state.batch = state.incoming
         state.incoming.removeAll()
+        state.batchRows = []
+        state.batchMarks = []
+        state.batchEpoch = false
         let sessions = Array(Set(state.batch.compactMap(\.markName)))
         let name = room.name
         let id = ObjectIdentifier(room)
-        state.attempts += 1
-        let attempt = state.attempts
-        state.writing = attempt
-        defer { state.writing = nil }
         do throws(StorageError) {
             try await storage.write(room: name, after: room.store.version, sessions: sessions) { catchUp in
                 await self.prepare(name, id, attempt, catchUp, server: server)
             }
-            state.before = nil
-            state.batch.removeAll()
-            let written = state.writes.finished()
+        } catch {
+            server.logger.error("cannot commit a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
+            var uncertain = false
+            if case .uncertain = error { uncertain = true }
+            return end(state.machine.writeFailed(uncertain: uncertain), of: room, state, server: server)
+        }
+        end(state.machine.writeFinished(), of: room, state, server: server)
+    }
+
+    /// Ends the write in flight as the machine decided.
+    ///
+    /// A committed write releases what it held back. A failed one answers its requests `unavailable` (nothing of them
+    /// was applied), after taking back a batch already applied to the room, so the room is again what its clients
+    /// have (the next catch-up brings back what was committed after all). A write whose COMMIT went unanswered may
+    /// have been stored: `unavailable` would tell its senders that nothing was, and they could send a change again
+    /// that is already there. They are sent away instead, to resume and send it again with its `seq`, which is then
+    /// recognised if it was stored.
+    private func end(
+        _ end: SharedLogMachine.WriteEnd, of room: Room, _ state: SharedRoomState, server: isolated SyncServer
+    ) {
+        let batch = state.batch
+        state.batch.removeAll()
+        let written = state.writes.finished()
+        switch end {
+        case .release:
+            room.store.releaseHistoryCheckpoint()
             server.marksStored(state.batchMarks)
             server.release(written)
-        } catch {
-            failWrite(of: room, state, because: error, server: server)
+        case .answerUnavailable(let base):
+            if let base { rollBack(room, state, to: base, server: server) }
+            answerFailed(batch, in: room, uncertain: false, server: server)
+        case .sendAway(let base):
+            if let base { rollBack(room, state, to: base, server: server) }
+            answerFailed(batch, in: room, uncertain: true, server: server)
         }
     }
 
@@ -155,7 +190,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         _ name: String, _ id: ObjectIdentifier, _ attempt: Int, _ catchUp: RoomCatchUp, server: isolated SyncServer
     ) -> RoomWrite {
         let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.sessionWrites())
-        guard let room = server.rooms[name], ObjectIdentifier(room) == id, state(of: room).writing == attempt else {
+        guard let room = server.rooms[name], ObjectIdentifier(room) == id,
+            state(of: room).machine.prepareCalled(attempt: attempt) == .apply
+        else {
             return nothing
         }
         guard applyCommitted(catchUp.missed, to: room, server: server) else {
@@ -170,8 +207,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         for mark in catchUp.marks { room.marks.adopt(mark) }
         room.loggedTimers = catchUp.timers
         let state = state(of: room)
-        state.before = (room.store.version, room.store.history)
-        state.preparing = true
+        state.machine.applyingBatch(from: room.store.version)
+        // A failed commit takes the batch back to here.
+        room.store.setHistoryCheckpoint()
         for item in state.batch {
             switch item {
             case .input(let input):
@@ -180,7 +218,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 state.writes.pending.append(.reply(requester, answer))
             }
         }
-        state.preparing = false
+        state.machine.batchApplied()
         if !room.epochStored {
             room.epochStored = true
             state.writes.epochs[room.name] = room.epoch
@@ -192,23 +230,10 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         return RoomWrite(changes: rows, snapshots: snapshots.map { $0.encoded() }, sessions: sessions)
     }
 
-    /// A locked write failed: its requests are answered `unavailable` (nothing of them was applied), and a batch
-    /// already applied to the room is taken back, so the room is again what its clients have (the next catch-up
-    /// brings back what was committed after all).
-    ///
-    /// A write whose COMMIT went unanswered may have been stored: `unavailable` would tell its senders that nothing
-    /// was, and they could send a change again that is already there. They are sent away instead, to resume and
-    /// send it again with its `seq`, which is then recognised if it was stored.
-    private func failWrite(
-        of room: Room, _ state: SharedRoomState, because error: StorageError, server: isolated SyncServer
+    /// Answers the requests of a write that failed; `uncertain` when it may have been committed.
+    private func answerFailed(
+        _ batch: [SharedRoomState.Incoming], in room: Room, uncertain: Bool, server: isolated SyncServer
     ) {
-        server.logger.error("cannot commit a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
-        let batch = state.batch
-        state.batch.removeAll()
-        _ = state.writes.finished()
-        if state.before != nil { rollBack(room, state, server: server) }
-        var uncertain = false
-        if case .uncertain = error { uncertain = true }
         var away: [Session] = []
         for item in batch {
             switch item {
@@ -227,6 +252,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             case .input(.timer):
                 // Still in the log: the next read of the log's timers arms it again.
                 break
+            case .input(.membership(let action, _, let kind)):
+                server.logger.warning(
+                    "an app's \(kind.rawValue) action is lost", metadata: ["room": "\(room.name)", "action": "\(action)"])
             case .reply(let requester, let answer):
                 requester.answer(answer)
             }
@@ -238,30 +266,32 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         }
     }
 
-    /// Takes back the changes, marks and epoch of a batch that was not committed (or may not have been: then the next
-    /// catch-up brings back what was). Clients that joined meanwhile saw them, and are sent away to resume.
-    private func rollBack(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) {
-        guard let before = state.before else { return }
-        state.before = nil
+    /// Takes back the changes, marks and epoch of a batch applied on top of `version` that was not committed (or may
+    /// not have been: then the next catch-up brings back what was). Clients that joined meanwhile saw them, and are
+    /// sent away to resume.
+    private func rollBack(_ room: Room, _ state: SharedRoomState, to version: Int, server: isolated SyncServer) {
+        var history = room.store.history
+        guard history.hasCheckpoint else {
+            return abandon(room, because: "its history holds no checkpoint to go back to", server: server)
+        }
         do {
             var json = try room.store.stateJSON()
             for row in state.batchRows.reversed() {
                 try row.parsedRecord().inverse.apply(to: &json)
             }
-            room.store = try server.configuration.app.restoreStore(
-                state: json, version: before.version, history: before.history)
+            history.rollBackToCheckpoint()
+            room.store = try server.configuration.app.restoreStore(state: json, version: version, history: history)
         } catch {
             return abandon(room, because: "a change could not be taken back: \(error)", server: server)
         }
-        room.timeline.forget(after: before.version)
+        room.timeline.forget(after: version)
         room.forgetEncodedState()
         room.resetViews()
         room.changesSinceSnapshot = max(0, room.changesSinceSnapshot - state.batchRows.count)
         for mark in state.batchMarks { room.marks.rollBack(mark.session) }
         if state.batchEpoch { room.epochStored = false }
-        state.needsCheck = true
         let notice = ServerMessage.error(id: nil, code: "unavailable", message: "reconnect to resume")
-        for session in room.sessions where session.syncedVersion > before.version {
+        for session in room.sessions where session.syncedVersion > version {
             server.sendAway(session, telling: notice, reason: "the changes it was sent were taken back")
         }
     }

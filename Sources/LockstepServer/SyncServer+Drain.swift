@@ -32,6 +32,7 @@ extension SyncServer {
 
         let settled = await wait(until: closing) { isSettled }
         finishFollowers()
+        finishListeners()
         for session in allSessions { session.connection.close(code: Self.goingAway, reason: Self.drainingNotice) }
         _ = await wait(until: deadline) { transport.connectionCount == 0 && !hasFollowers }
         let left = transport.connectionCount

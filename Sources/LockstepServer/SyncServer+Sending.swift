@@ -62,7 +62,7 @@ extension SyncServer {
         }
     }
 
-    private func loadedRoom(_ name: String, creating: Bool = true) async throws(RoomRequestError) -> Room {
+    func loadedRoom(_ name: String, creating: Bool = true) async throws(RoomRequestError) -> Room {
         guard RoomName(name) != nil else { throw RoomRequestError(code: "bad_message", message: RoomName.rule) }
         switch await room(named: name, creating: creating) {
         case .success(let room?): return room

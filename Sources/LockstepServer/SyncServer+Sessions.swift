@@ -34,7 +34,7 @@ extension SyncServer {
     /// write, covers both.
     func finish(seq: Int?, with answer: RequestAnswer, for requester: any Requester) {
         let room = requester.room
-        if case .ack = answer, let seq, let name = requester.sessionName { advanceMark(name.value, to: seq, in: room) }
+        if answer.applies, let seq, let name = requester.sessionName { advanceMark(name.value, to: seq, in: room) }
         if let idempotency = requester.idempotency, !answer.isUnavailable {
             advanceMark(idempotency.markName, to: 1, answer: idempotency.recorded(answer), in: room)
         }

@@ -24,7 +24,7 @@ extension SyncServer {
         } catch {
             answer = .error(id: id, code: error.code, message: message(of: error, for: requester))
         }
-        finish(seq: nil, with: answer, for: requester)
+        finish(seq: request.seq, with: answer, for: requester)
     }
 
     /// Schedules an effect's action (``Effect/schedule(_:after:timer:)``) as `sender`'s.
@@ -58,9 +58,9 @@ extension SyncServer {
     }
 
     /// Cancels the room's timer `name` in its turn; answered alike whether or not it was pending.
-    func cancelTimer(_ name: String, id: String?, from requester: any Requester) {
+    func cancelTimer(_ name: String, id: String?, seq: Int?, from requester: any Requester) {
         cancelTimer(name, in: requester.room)
-        finish(seq: nil, with: .scheduled(id: id, timer: name, due: nil), for: requester)
+        finish(seq: seq, with: .scheduled(id: id, timer: name, due: nil), for: requester)
     }
 
     /// Takes the room's timer `name` away, if it is pending.
@@ -85,8 +85,8 @@ extension SyncServer {
         guard let record = TimerRecord(timer.request) else {
             return logger.error("a timer cannot be read; it is dropped", metadata: ["room": "\(room.name)"])
         }
-        let requester = TimerRequester(room: room, record: record, logger: logger)
-        change(.action(id: record.id, action: record.action), seq: nil, from: requester, timer: timer.name)
+        let requester = DetachedRequester(room: room, sender: record.sender, logger: logger)
+        change(.action(id: record.id, action: record.action), seq: nil, from: requester, as: .timer, timer: timer.name)
     }
 
     /// Reads the timers storage holds (at start; on several servers also every ``CommitPipeline/timerPoll``, for

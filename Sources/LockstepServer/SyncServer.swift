@@ -47,6 +47,8 @@ public actor SyncServer {
     var requestsBeingRead = 0
     /// Change requests so far that came without a connection (HTTP, Swift): each without a session is its own author.
     var requestsWithoutConnection = 0
+    /// Consumers of rooms' changes so far (``changes(of:bufferingLimit:)``), numbering them.
+    var listenerCount = 0
     /// The pending timers this server arms, and the order of the last one scheduled.
     var timers = TimerBook()
     var timerOrder = 0
@@ -210,6 +212,9 @@ public actor SyncServer {
         room.join(session)
         room.follow(session)
         schedulePresence(in: room)
+        if let joined = configuration.app.membership.joined, let action = joined(session.sender(run: runID)) {
+            pipeline.submit(.membership(action, session.sender(run: runID), .join), to: room, server: self)
+        }
         logger.debug(
             "connection opened",
             metadata: [
@@ -237,6 +242,9 @@ public actor SyncServer {
     func connectionClosed(_ session: Session) {
         let room = session.room
         room.leave(session)
+        if let left = configuration.app.membership.left, let action = left(session.sender(run: runID)) {
+            pipeline.submit(.membership(action, session.sender(run: runID), .leave), to: room, server: self)
+        }
         connectionCount -= 1
         metrics.connections.decrement()
         schedulePresence(in: room)
@@ -367,19 +375,23 @@ public actor SyncServer {
         case .request(let request, let requester, let older):
             guard isNew(request, from: requester) else { return }
             if let timer = request.timer { return schedule(request, timer: timer, from: requester) }
-            if case .cancel(let id, let name) = request.message { return cancelTimer(name, id: id, from: requester) }
+            if case .cancel(let id, let name) = request.message { return cancelTimer(name, id: id, seq: request.seq, from: requester) }
             change(request.message, seq: request.seq, from: requester, older: older)
         case .effect(let action, let sender):
             apply(action, in: room, sender: sender)
         case .timer(let timer):
             fire(timer, in: room)
+        case .membership(let action, let sender, let kind):
+            let requester = DetachedRequester(room: room, sender: sender, logger: logger)
+            change(.action(id: nil, action: action), seq: nil, from: requester, as: kind)
         }
     }
 
-    /// Applies a change request; `timer` names the timer whose action it is, when one came due.
+    /// Applies a change request; an action the server applies for someone says so with `kind` (`timer`, naming
+    /// `timer`, `join` or `leave`).
     func change(
         _ request: ClientMessage, seq: Int?, from requester: any Requester, older: [StoredChange] = [],
-        timer: String? = nil
+        as kind: Cause.Kind? = nil, timer: String? = nil
     ) {
         let started = ContinuousClock.now
         let room = requester.room
@@ -392,10 +404,8 @@ public actor SyncServer {
                 let outcome = try room.store.send(json: action, context: context)
                 if let change = outcome.change {
                     var cause = Cause(change.kind, client: requester.client, id: id, action: action)
-                    if let timer {
-                        cause.kind = .timer
-                        cause.timer = timer
-                    }
+                    if let kind { cause.kind = kind }
+                    cause.timer = timer
                     publish(change, in: room, cause: cause, context: context)
                 }
                 finish(seq: seq, with: .ack(id: id, version: room.store.version), for: requester)
@@ -451,6 +461,7 @@ public actor SyncServer {
     func broadcast(_ patch: Room.LoggedPatch, in room: Room) {
         let joined = room.release(patch)
         for follower in room.followers { follower.release(patch) }
+        tellListeners(patch, in: room)
         metrics.patches.increment()
         var followers = room.stream.followerCount
         var bytes = followers * patch.frame.byteCount

@@ -113,7 +113,7 @@ public struct RoomReplay: Sendable {
     /// The change's kind; for undo mine and redo mine, with the change it took back, as its record says.
     private static func kind(of cause: Cause, record: ChangeRecord) throws(StoreError) -> Change.Kind {
         switch cause.kind {
-        case .action, .effect, .timer:
+        case .action, .effect, .timer, .join, .leave:
             return .action
         case .undo, .redo:
             guard let original = cause.of else { throw .brokenState("an undo or redo without \"of\"") }

@@ -117,7 +117,7 @@ public struct RecordingReplay<R: Reducer> {
                 return nil
             }
             switch cause.kind {
-            case .action, .effect, .timer:
+            case .action, .effect, .timer, .join, .leave:
                 guard let json = cause.action else { return "the recorded \(cause.kind) has no action" }
                 let action: R.Action
                 do {

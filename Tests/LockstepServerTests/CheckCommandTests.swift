@@ -104,7 +104,9 @@ import Testing
         let log = try RoomLog(directory: directory, sync: .normal, app: "todos")
         let changes = try await log.changes(room: "model", after: 0)
         try await log.append(
-            changes: changes.map { StoredChange(room: "legacy", version: $0.version, message: $0.message, record: $0.record) },
+            changes: changes.map {
+                StoredChange(room: "legacy", version: $0.version, message: $0.message, record: $0.record)
+            },
             snapshots: [], sessions: SessionWrites(idleSeconds: 3_600, limit: 10), keepHistory: 10)
         log.close()
 

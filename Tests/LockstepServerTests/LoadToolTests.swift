@@ -72,6 +72,26 @@ struct LoadToolTests {
         #expect(room["version"]?.intValue == acked)
     }
 
+    /// `--scenario http` on a server that requires tokens: each HTTP writer posts with a write token of its own.
+    @Test func httpWritersCarryTheirOwnTokens() async throws {
+        let secretFile = FileManager.default.temporaryDirectory.appending(path: "load-secret-\(UUID().uuidString)")
+        try Data(AccessTests.secret).write(to: secretFile)
+        defer { try? FileManager.default.removeItem(at: secretFile) }
+        let server = try await ServerProcess.start(arguments: [
+            "--app", "counter", "--memory", "--rate-limit", "0", "--auth-secret-file", secretFile.path,
+        ])
+        defer { server.terminate() }
+        let (report, status) = try await load([
+            "--url", "ws://127.0.0.1:\(server.port)/rooms/tokens", "--scenario", "http", "--clients", "2",
+            "--writers", "2", "--duration", "1s", "--auth-secret-file", secretFile.path,
+        ])
+        #expect(status == 0)
+        #expect(report["passed"] == true)
+        #expect((report["acked"]?.intValue ?? 0) > 0)
+        #expect(report["errors"] == 0)
+        #expect(report["firstError"] == nil)
+    }
+
     /// `--paths`: four clients over two views and two on the whole room; each action reaches its view's two
     /// clients and both whole-room clients, and the skipped versions count as neither gaps nor missing.
     @Test func viewsCountOnlyThePatchesOfTheirPath() async throws {

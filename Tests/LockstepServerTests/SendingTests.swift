@@ -1,3 +1,4 @@
+import Foundation
 import LockstepApps
 import LockstepCore
 import LockstepJSON
@@ -49,6 +50,31 @@ import Testing
             } catch {
                 #expect(error.code == "bad_message")
             }
+        }
+    }
+}
+
+/// A room's committed changes as an `AsyncSequence`.
+@Suite(.timeLimit(.minutes(2))) struct ChangesTests {
+    @Test func everyCommittedChangeArrivesInOrderWhateverItsSource() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withServer(app: .counter, directory: directory) { server in
+            let changes = try await server.changes(of: "feed")
+            let client = try await TestClient.connect(server, room: "feed", using: sharedTransport)
+            _ = try await client.nextJSON(type: "snapshot")
+            client.sendRaw(#"{"type":"action","id":"a","action":{"type":"increment"}}"#)
+            _ = try await client.nextJSON(type: "ack")
+            _ = try await HTTPGet.post(port: server.port, path: "/rooms/feed", json: #"{"type":"undo"}"#)
+            _ = try await server.send(.action(id: nil, action: ["type": "add", "amount": 5]), to: "feed")
+            var received: [CommittedChange] = []
+            for await change in changes {
+                received.append(change)
+                if received.count == 3 { break }
+            }
+            #expect(received.map(\.version) == [1, 2, 3])
+            #expect(received.map(\.cause.kind) == [.action, .undo, .action])
+            #expect(received.map(\.cause.client) == ["c1", "http", "server"])
         }
     }
 }

@@ -166,12 +166,14 @@ import Testing
         try await withTimedServer(directory: directory, configure: { $0.roomIdle = .seconds(10) }) { server, clock in
             let scheduled = try await HTTPGet.post(
                 port: server.port, path: "/rooms/test",
-                json: #"{"type":"action","action":{"type":"increment"},"after":60000,"timer":"late"}"#)
+                json: #"{"type":"action","action":{"type":"increment"},"after":86400000,"timer":"late"}"#)
             #expect(scheduled.status == 202)
-            // The idle room leaves memory long before its timer is due.
+            // The idle room leaves memory long before its timer is due (a day later).
             try await idle(clock, by: .seconds(10), untilEvictionsReach: 1, port: server.port)
             #expect(try await metric("lockstep_rooms", port: server.port) == 0)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test/timers").json?["timers"]?.arrayValue?.count == 1)
             // The timer loads it, applies its action and lets it go again.
+            await clock.advance(by: .seconds(86_400))
             try await idle(clock, by: .seconds(10), untilEvictionsReach: 2, port: server.port)
             #expect(try await metric("lockstep_rooms", port: server.port) == 0)
             let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)

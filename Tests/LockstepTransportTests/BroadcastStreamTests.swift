@@ -49,7 +49,8 @@ struct BroadcastStreamTests {
         await onLoop(server) {
             delegate.stream = BroadcastStream(server: server, lagLimit: 256 * 1024, stallLimit: .zero)
         }
-        try await withTimeout {
+        // Generous: 4 MB of frames, each checked as a String, is slow in a debug build on a busy machine.
+        try await withTimeout(120) {
             let stalled = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
             let reader = try await WebSocket.connect("ws://127.0.0.1:\(server.port)/", using: client)
             stalled.send("follow")

@@ -326,6 +326,31 @@ def presence_state(driver, server):
     check("presence states change nothing in the room", result["version"] == 0, result)
 
 
+def timers(driver, server):
+    """Timers (1.3): a page schedules an action, replaces and cancels timers, and sees the scheduled one fire."""
+    result = run_page(driver, """
+        const [url] = args;
+        const lockstep = await import(url.replace(/^ws/, "http").replace(/\/rooms\/.*$/, "/lockstep.js"));
+        const room = await lockstep.connectRoom(url, {name: "alice"});
+        const fired = new Promise((resolve) => room.subscribe((_, message) => {
+            if (message.type === "patch" && message.cause.kind === "timer") resolve(message.cause);
+        }));
+        const scheduled = await room.schedule({type: "increment"}, {after: 200, timer: "soon"});
+        const other = await room.schedule({type: "increment"}, {after: 60000, timer: "later"});
+        const cancelled = await room.cancel("later");
+        const cause = await fired;
+        const result = {scheduled, other, cancelled, cause, state: room.state};
+        room.close();
+        return result;
+    """, f"ws://127.0.0.1:{server.port}/rooms/timers")
+    check("schedule resolves with the timer's name and due time",
+          result["scheduled"]["timer"] == "soon" and result["scheduled"]["due"] > 0, result)
+    check("cancel resolves with no due time", result["cancelled"] == {"timer": "later", "due": None}, result)
+    check("the scheduled action fires as the page's change (cause.kind timer)",
+          result["cause"]["timer"] == "soon" and result["cause"]["name"] == "alice" and result["state"] == {"count": 1},
+          result)
+
+
 class Watcher:
     """A second client of the room, on a plain socket: it sees what the inspector's buttons do to the room."""
 
@@ -620,6 +645,7 @@ document.title = "ready";
         going_away(driver, server, page_origin)
         undo_mine(driver, server)
         presence_state(driver, server)
+        timers(driver, server)
         kept_room(driver, page_directory, page_origin)
         inspector(driver, todos)
         read_token_inspector(driver)

@@ -149,6 +149,10 @@ export class Room<State = JSONValue> {
   redo(options?: { mine?: boolean }): Promise<number>;
   /** Takes the room back to the state it had at `version`, as one new change. */
   revert(version: number): Promise<number>;
+  /** Has the server apply `action` after `after` ms as this client's change; `timer` names it. */
+  schedule(action: JSONValue, options: { after: number; timer?: string }): Promise<{ timer: string; due: number }>;
+  /** Cancels the room's pending timer `timer`. */
+  cancel(timer: string): Promise<{ timer: string; due: null }>;
   /**
    * Says what this client is doing (at most the server's `--presence-limit` bytes), or null for nothing: others see it
    * in `peers`. Sent at most once per `presenceInterval`, the latest state winning, and again after a reconnection.

@@ -152,6 +152,21 @@ export class Room {
   }
 
   /**
+   * Has the server apply `action` after `after` milliseconds, as this client's change, even if nobody is connected
+   * then; `timer` names it (scheduling a pending name replaces it). Resolves with `{timer, due}` once it is stored.
+   */
+  schedule(action, { after, timer } = {}) {
+    const message = { type: "action", action, after };
+    if (timer !== undefined) message.timer = timer;
+    return this.request(message);
+  }
+
+  /** Cancels the room's pending timer `timer`; resolves with `{timer, due: null}`, also when none was pending. */
+  cancel(timer) {
+    return this.request({ type: "cancel", timer });
+  }
+
+  /**
    * Says what this client is doing (a cursor, "typing"): any JSON value of at most the server's `--presence-limit`
    * bytes, or null for nothing. Every client of the room sees it in `peers`; it is never part of the room's state.
    * Sent at most once per `presenceInterval` milliseconds, the latest state winning, and again after a reconnection.
@@ -358,6 +373,9 @@ export class Room {
         break;
       case "ack":
         this.settle(message.id, (entry) => entry.resolve(message.version));
+        break;
+      case "scheduled":
+        this.settle(message.id, (entry) => entry.resolve({ timer: message.timer, due: message.due }));
         break;
       case "error":
         if (message.id === undefined) {
