@@ -13,6 +13,8 @@ public struct App: Sendable {
     /// The app's own actions for a client joining and leaving its room (nil: none), as JSON; applied through the
     /// reducer as that client's changes, with `cause.kind` `join` and `leave`.
     public let membership: Membership
+    /// Who may use global undo, redo and revert in its rooms; the server's `--history-role` may only make it stricter.
+    public let historyRole: HistoryRole
     /// Builds a store; throws the decoding error's words when `state` is not a state of the reducer.
     private let make: @Sendable (_ state: JSON?, _ version: Int, _ history: History) throws(StoreError) -> any RoomStore
 
@@ -27,14 +29,18 @@ public struct App: Sendable {
     /// ])
     /// ```
     ///
+    /// `historyRole: .admin` keeps global undo, redo and revert for `admin` tokens (a referee), leaving `undo mine` to
+    /// every writer.
+    ///
     /// `joined` and `left` opt in to the app's own actions for a client joining and leaving a room ("deal bob a hand
     /// when he joins", "mark alice away when she leaves"), without trusting a client to send them: each is applied
     /// through the reducer as that client's change, so it is logged, undoable and replayable.
     public init<R: Reducer>(
         _ name: String, summary: String, reducer: R, privateParts: PrivateParts = .none, stateVersion: Int = 1,
-        migrations: [Migration] = [], joined: (@Sendable (Sender) -> R.Action?)? = nil,
+        migrations: [Migration] = [], historyRole: HistoryRole = .write, joined: (@Sendable (Sender) -> R.Action?)? = nil,
         left: (@Sendable (Sender) -> R.Action?)? = nil
     ) {
+        self.historyRole = historyRole
         self.name = name
         self.summary = summary
         self.privateParts = privateParts

@@ -7,10 +7,11 @@ extension SyncServer {
     /// Why a requester with `role` may not act on everyone's changes with `request` (global `undo`, `redo`, `revert`), or nil:
     /// below the history role they are refused, while `undo mine` and `redo mine` need only `write`.
     func historyRefusal(of request: ClientMessage, role: AccessRole?) -> String? {
-        guard let role, role < configuration.historyRole else { return nil }
+        let needed = max(configuration.historyRole, configuration.app.historyRole == .admin ? .admin : .write)
+        guard let role, role < needed else { return nil }
         switch request {
         case .undo(_, false), .redo(_, false), .revert:
-            return "global undo, redo and revert take the \(configuration.historyRole.rawValue) role on this server; "
+            return "global undo, redo and revert take the \(needed.rawValue) role on this server; "
                 + "undo mine and redo mine take back your own changes"
         default:
             return nil

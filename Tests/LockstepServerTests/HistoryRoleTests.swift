@@ -9,6 +9,24 @@ import Testing
 /// Who may do what: with `--history-role admin`, players take back only their own moves and a referee takes back
 /// anyone's; presence says who each client is.
 @Suite(.timeLimit(.minutes(2))) struct HistoryRoleTests {
+    @Test func anAppDeclaresItsHistoryRoleAndTheServerCannotLoosenIt() async throws {
+        let tokens = try await TokenAuthority(secret: AccessTests.secret)
+        let player = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "p")
+        let referee = try await tokens.issue(room: "test", role: .admin, lifetime: .seconds(300), subject: "ref")
+        let game = App("game", summary: "moves a referee may take back", reducer: Counter(), historyRole: .admin)
+        // The server's own --history-role is the default, write: the app's admin applies all the same.
+        try await withServer(app: game, configure: { $0.tokens = tokens }) { server in
+            let plays = try await Writer.connect(server.port, session: "p", token: player)
+            let judge = try await Writer.connect(server.port, token: referee)
+            #expect(try await plays.action(#"{"type":"increment"}"#)["type"] == "ack")
+            let refused = try await plays.ask(#"{"type":"undo"}"#)
+            #expect(refused["code"] == "forbidden")
+            #expect(refused["message"]?.stringValue?.contains("admin") == true)
+            #expect(try await plays.undoMine()["type"] == "ack")
+            #expect(try await judge.ask(#"{"type":"undo"}"#)["type"] == "ack")
+        }
+    }
+
     @Test func belowTheHistoryRoleGlobalUndoAndRevertAreForbiddenAndUndoMineIsNot() async throws {
         let tokens = try await TokenAuthority(secret: AccessTests.secret)
         let alice = try await tokens.issue(room: "test", role: .write, lifetime: .seconds(300), subject: "alice")
