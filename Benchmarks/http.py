@@ -11,31 +11,38 @@ Every run gets a fresh server (counter app, no rate limit; for `--data`, a fresh
    (`--scenario http --writers 8`, with 8 WebSocket readers), beside 8 WebSocket writers keeping their default window
    of actions in flight (`--scenario burst --writers 8`, the same 8 sockets reading): acked requests/s over acked
    actions/s (goal ≥ 0.5);
-2. following: at a fixed rate (one writer, RATE changes/s, default 2 000), the server's CPU with READERS extra
-   followers (`GET /rooms/ROOM/log?follow=true`, each read by a thread of this script that checks its versions are
-   contiguous) and with READERS extra WebSocket clients, each less the CPU of the same run without an extra reader:
-   the cost of one follow stream over the cost of one WebSocket client (goal ≤ 1.5). READERS (default 10) spreads
-   the measurement over several readers of each kind, so that a reader's cost stands out of the run's noise.
+2. following: at a fixed rate (one writer, RATE changes/s, default 2 000), the server's CPU per change with READERS
+   extra followers (`GET /rooms/ROOM/log?follow=true`, each read by a thread of this script that checks its versions
+   are contiguous) and with READERS extra WebSocket clients, each less the CPU per change of the same run without an
+   extra reader: the cost of one follow stream over the cost of one WebSocket client (goal ≤ 1.5). READERS (default
+   10) spreads the measurement over several readers of each kind, so that a reader's cost stands out of the noise.
 
-The server's CPU comes from /proc (`serverCPUSeconds`, the timed part and its drain). DURATION (seconds, default 10)
-sets each run's length. LOCKSTEP (a built binary) or SCRATCH_PATH (the release build's scratch path) pick the server.
-The generator and the followers share the machine with the server.
+Each figure is the median of REPEAT (default 3) runs, the kinds compared taking turns. The server's CPU comes from
+/proc (`serverCPUSeconds`, the timed part and its drain). DURATION (seconds, default 10) sets each run's length.
+LOCKSTEP (a built binary) or SCRATCH_PATH (the release build's scratch path) pick the server. The generator and the
+followers share the machine with the server.
 """
-import http.client
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+# This script's own name would hide the standard library's `http` package.
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+import http.client  # noqa: E402
+
 DURATION = int(os.environ.get("DURATION", "10"))
 RATE = int(os.environ.get("RATE", "2000"))
 READERS = int(os.environ.get("READERS", "10"))
 WRITERS = 8
+REPEAT = int(os.environ.get("REPEAT", "3"))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PATCH = re.compile(rb'^\{"type":"patch","version":(\d+)', re.MULTILINE)
 
 
 def release_binary():
@@ -82,7 +89,7 @@ class Follower:
 
     def __init__(self, port, room):
         self.connection = http.client.HTTPConnection("127.0.0.1", port)
-        self.connection.request("GET", f"/rooms/{room}/log?after=0&follow=true")
+        self.connection.request("GET", f"/rooms/{room}/log?after=1&follow=true")
         self.response = self.connection.getresponse()
         if self.response.status != 200:
             raise SystemExit(f"following failed: {self.response.status} {self.response.read()[:200]!r}")
@@ -93,19 +100,20 @@ class Follower:
         self.thread.start()
 
     def read(self):
+        """Reads what has arrived in large pieces and scans whole lines for their patch versions: a JSON parser per
+        line would make this script, on the server's cores, the slowest reader."""
+        pending = b""
         try:
-            for line in self.response:
-                if not line.strip():
-                    continue
-                message = json.loads(line)
-                version = message.get("version")
-                if not isinstance(version, int):
-                    continue
-                if message.get("type") == "patch":
+            while data := self.response.read1(1 << 16):
+                pending += data
+                cut = pending.rfind(b"\n") + 1
+                for match in PATCH.finditer(pending, 0, cut):
+                    version = int(match.group(1))
                     if self.last is not None and version != self.last + 1:
                         self.gaps += 1
+                    self.last = version
                     self.changes += 1
-                self.last = version
+                pending = pending[cut:]
         except (OSError, http.client.HTTPException, ValueError):
             pass
 
@@ -131,11 +139,24 @@ def load(binary, server, **options):
     return report
 
 
+def create(port, room):
+    """Makes the room's first change (version 1) over HTTP, so that it exists before anyone follows it."""
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    connection.request("POST", f"/rooms/{room}", body=b'{"type":"action","action":{"type":"increment"}}',
+                       headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    if response.status != 200:
+        raise SystemExit(f"creating the room failed: {response.status} {response.read()[:200]!r}")
+    connection.close()
+
+
 def run(binary, memory, followers=0, **options):
-    """`load` against a fresh server, with `followers` following the room from before the run to its end."""
+    """`load` against a fresh server whose room has its first change, with `followers` following the room from
+    before the run to its end."""
     server = Server(binary, memory)
     readers = []
     try:
+        create(server.port, "bench")
         readers = [Follower(server.port, "bench") for _ in range(followers)]
         report = load(binary, server, **options)
         if readers:
@@ -153,18 +174,34 @@ def ratio(value, baseline):
     return f"{value / baseline:.2f}" if baseline else "n/a"
 
 
+def rounds(binary, memory, kinds):
+    """REPEAT rounds of one run of each of `kinds` (name -> run options), interleaved so that the machine's other
+    load falls on all of them alike; the reports by name."""
+    reports = {name: [] for name in kinds}
+    for _ in range(REPEAT):
+        for name, options in kinds.items():
+            reports[name].append(run(binary, memory, **options))
+    return reports
+
+
+def median(reports, metric):
+    return statistics.median(metric(report) for report in reports)
+
+
 def writes(binary, memory):
-    http_run = run(binary, memory, scenario="http", writers=WRITERS, clients=WRITERS)
-    ws_run = run(binary, memory, scenario="burst", writers=WRITERS, clients=WRITERS)
-    return http_run, ws_run
+    return rounds(binary, memory, {
+        "http": dict(scenario="http", writers=WRITERS, clients=WRITERS),
+        "ws": dict(scenario="burst", writers=WRITERS, clients=WRITERS),
+    })
 
 
 def following(binary, memory):
     fixed = dict(scenario="fanout", writers=1, rate=RATE)
-    alone = run(binary, memory, clients=1, **fixed)
-    clients = run(binary, memory, clients=1 + READERS, **fixed)
-    followed = run(binary, memory, followers=READERS, clients=1, **fixed)
-    return alone, clients, followed
+    return rounds(binary, memory, {
+        "alone": dict(clients=1, **fixed),
+        "clients": dict(clients=1 + READERS, **fixed),
+        "followed": dict(followers=READERS, clients=1, **fixed),
+    })
 
 
 def main():
@@ -172,35 +209,42 @@ def main():
     binary = arguments[0] if arguments and not arguments[0].endswith(".md") else release_binary()
     output = next((a for a in arguments if a.endswith(".md")), None)
     storages = (("--memory", True), ("--data DIR", False))
-    lines = [f"### Requests over HTTP and following, one room ({os.cpu_count()} cores, {DURATION} s per run)", "",
+    average = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    lines = [f"### Requests over HTTP and following, one room ({os.cpu_count()} cores, load average {average} at the "
+             f"start; medians of {REPEAT} runs of {DURATION} s each)", "",
              f"| server | HTTP requests/s ({WRITERS} writers, 1 in flight each) | request p99 | "
              f"WebSocket actions/s (burst, {WRITERS} writers) | ratio | goal |",
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     reports = []
+    acked_per_second = lambda report: report["actionsPerSecond"]
     for name, memory in storages:
         print(f"writes, {name}", file=sys.stderr)
-        http_run, ws_run = writes(binary, memory)
-        reports += [http_run, ws_run]
-        lines.append(f"| `{name}` | {http_run['actionsPerSecond']:,.0f} | "
-                     f"{(http_run.get('requestLatencyMs') or {}).get('p99', 0):.2f} ms | "
-                     f"{ws_run['actionsPerSecond']:,.0f} | "
-                     f"{ratio(http_run['actionsPerSecond'], ws_run['actionsPerSecond'])} | ≥ 0.5 |")
-    lines += ["", f"Server CPU at {RATE} changes/s, per extra reader ({READERS} of each kind, less the run without):",
-              "", "| server | without (s) | + WebSocket clients (s) | + followers (s) | µs per change: client | "
-              "follower | ratio | goal |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        runs = writes(binary, memory)
+        reports += runs["http"] + runs["ws"]
+        http_rate, ws_rate = (median(runs[kind], acked_per_second) for kind in ("http", "ws"))
+        p99 = median(runs["http"], lambda report: report["requestLatencyMs"]["p99"])
+        lines.append(f"| `{name}` | {http_rate:,.0f} | {p99:.2f} ms | {ws_rate:,.0f} | {ratio(http_rate, ws_rate)} | "
+                     f"≥ 0.5 |")
+    lines += ["", f"Server CPU per change at {RATE} changes/s: alone, with {READERS} extra WebSocket clients, with "
+              f"{READERS} followers; each extra reader's share of it (less the run alone, over {READERS}):",
+              "", "| server | alone | + clients | + followers | one client | one follower | ratio | goal |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     follow_short = 0
     follow_gaps = 0
+    per_change = lambda report: report["serverMicrosPerChange"]
     for name, memory in storages:
         print(f"following, {name}", file=sys.stderr)
-        alone, clients, followed = following(binary, memory)
-        reports += [alone, clients, followed]
-        base, with_clients, with_followers = (r["serverCPUSeconds"] or 0 for r in (alone, clients, followed))
-        per_client = (with_clients - base) / READERS / max(clients["acked"], 1) * 1e6
-        per_follower = (with_followers - base) / READERS / max(followed["acked"], 1) * 1e6
-        follow_short += followed["acked"] - min(followed["followed"], default=0)
-        follow_gaps += followed["followGaps"]
-        lines.append(f"| `{name}` | {base:.2f} | {with_clients:.2f} | {with_followers:.2f} | {per_client:.2f} | "
-                     f"{per_follower:.2f} | {ratio(per_follower, per_client)} | ≤ 1.5 |")
+        runs = following(binary, memory)
+        reports += runs["alone"] + runs["clients"] + runs["followed"]
+        base, with_clients, with_followers = (median(runs[kind], per_change)
+                                              for kind in ("alone", "clients", "followed"))
+        per_client = (with_clients - base) / READERS
+        per_follower = (with_followers - base) / READERS
+        for report in runs["followed"]:
+            follow_short += report["acked"] - min(report["followed"], default=0)
+            follow_gaps += report["followGaps"]
+        lines.append(f"| `{name}` | {base:.2f} µs | {with_clients:.2f} µs | {with_followers:.2f} µs | "
+                     f"{per_client:.2f} µs | {per_follower:.2f} µs | {ratio(per_follower, per_client)} | ≤ 1.5 |")
     lost = sum(r["gaps"] + r["missing"] + r["errors"] + r["closedByServer"] for r in reports)
     failed = sum(0 if r["passed"] else 1 for r in reports)
     lines += ["", f"Integrity: {failed} failed runs, {lost} gaps, missing deliveries, errors or closed clients; "

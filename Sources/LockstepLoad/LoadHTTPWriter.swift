@@ -262,8 +262,8 @@ final class LoadHTTPWriter: @unchecked Sendable {
         defer { freeaddrinfo(found) }
         let descriptor = socket(info.ai_family, info.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.ai_protocol)
         guard descriptor >= 0 else { return "cannot make a socket: \(String(cString: strerror(errno)))" }
-        var limit = timeval(tv_sec: Int(timeout.nanoseconds / 1_000_000_000),
-                            tv_usec: Int(timeout.nanoseconds % 1_000_000_000 / 1000))
+        let seconds = Int(timeout.nanoseconds / 1_000_000_000)
+        var limit = timeval(tv_sec: seconds, tv_usec: Int(timeout.nanoseconds % 1_000_000_000 / 1000))
         var one: Int32 = 1
         let limitSize = socklen_t(MemoryLayout<timeval>.size)
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, limitSize)

@@ -111,10 +111,9 @@ public struct LoadReport: Codable, Sendable {
                 "  latency (ms)     " + spread(latencyMs),
             ]
             if let requestLatencyMs { lines.append("  request (ms)     " + spread(requestLatencyMs)) }
-            lines += [
+            lines.append(
                 "  integrity        \(gaps) gaps, \(missing) missing, \(snapshots) resync snapshots "
-                    + "(\(resyncedClients) clients)",
-            ]
+                    + "(\(resyncedClients) clients)")
         }
         if let before = serverRSSBeforeKiB, let after = serverRSSAfterKiB {
             let per = serverRSSPerConnectionBytes.map { "\($0) bytes per connection" } ?? "n/a per connection"

@@ -3,7 +3,7 @@
 /// with what other servers committed. No I/O: each event returns what the pipeline must do, and the pipeline only
 /// carries that out (tasks, storage calls, applying to the room, replies).
 ///
-/// A room writes once at a time: everything received while a write is in flight goes into the next one. A reply
+/// A room has one write at a time: everything received while a write is in flight goes into the next one. A reply
 /// leaves only after every write before it. A locked write applies its batch at most once, and only while the
 /// server still waits for it; a write that fails takes back what it applied.
 struct SharedLogMachine: Equatable, Sendable {
@@ -23,9 +23,9 @@ struct SharedLogMachine: Equatable, Sendable {
             case sent
             /// Its `prepare` runs: what other servers committed is applied first.
             case preparing
-            /// The batch is being applied on top of `version`: replies it makes go with the write.
+            /// The batch is being applied on top of version `from`: replies made meanwhile go with the write.
             case applying(from: Int)
-            /// The batch is applied on top of `version`, and not committed yet.
+            /// The batch is applied on top of version `from`, and not committed yet.
             case applied(from: Int)
         }
 

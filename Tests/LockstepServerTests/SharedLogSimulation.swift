@@ -175,7 +175,9 @@ struct SharedLogSimulation {
         if pumpTask == .scheduled { events.append(.startPumpTask) }
         if let current {
             if current.prepared {
-                events += [.commit, .failBeforeCommit, .failUncertain(committed: true), .failUncertain(committed: false)]
+                events += [
+                    .commit, .failBeforeCommit, .failUncertain(committed: true), .failUncertain(committed: false),
+                ]
             } else {
                 events += [.prepare(attempt: current.attempt), .failBeforeCommit, .giveUp]
                 if budget.brokenLogs > 0 { events.append(.brokenLog) }
@@ -489,7 +491,7 @@ struct SharedLogSimulation {
     private mutating func checkInvariants() {
         check((machine.write == nil) == (current == nil), "the machine's write and the database's disagree")
         if let write = machine.write, let current {
-            check(write.attempt == current.attempt, "the machine writes attempt \(write.attempt), not \(current.attempt)")
+            check(write.attempt == current.attempt, "the machine writes \(write.attempt), storage \(current.attempt)")
             check(write.batchBase == current.base, "the machine's batch base differs from the database's")
         }
         check((machine.pump == .stopped) == (pumpTask == .none), "the pump is \(machine.pump), its task \(pumpTask)")
