@@ -2,7 +2,7 @@ import LockstepCore
 
 /// A request sent from Swift (``SyncServer/send(_:to:from:)``): applied in the room's order like a client's, and its
 /// answer handed to the caller waiting for it. Loop-bound.
-final class AwaitedRequester: Requester {
+final class AwaitedRequester: RequesterWithoutConnection {
     let room: Room
     var client: String { "server" }
     let from: RequestSender
@@ -15,10 +15,6 @@ final class AwaitedRequester: Requester {
         self.number = number
         self.continuation = continuation
     }
-
-    var subject: String? { from.subject }
-    var role: AccessRole? { from.role }
-    var sessionName: SessionName? { from.sessionName }
 
     func sender(run: String) -> Sender {
         from.sender(client: client, connection: "\(run)/server-\(number)")

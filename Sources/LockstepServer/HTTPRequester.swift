@@ -7,7 +7,7 @@ import LockstepTransport
 ///
 /// Without `session=` each request is its own author (its `undo mine` finds nothing); with it, the request is that
 /// session's, as its subject owns it. Loop-bound.
-final class HTTPRequester: Requester {
+final class HTTPRequester: RequesterWithoutConnection {
     let room: Room
     var client: String { "http" }
     let from: RequestSender
@@ -29,10 +29,6 @@ final class HTTPRequester: Requester {
         self.headers = headers
         self.promise = promise
     }
-
-    var subject: String? { from.subject }
-    var role: AccessRole? { from.role }
-    var sessionName: SessionName? { from.sessionName }
 
     func sender(run: String) -> Sender {
         from.sender(client: client, connection: "\(run)/http-\(number)")

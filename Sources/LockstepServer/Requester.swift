@@ -26,3 +26,14 @@ protocol Requester: AnyObject {
 extension Requester {
     var idempotency: Idempotency? { nil }
 }
+
+/// A requester with no connection of its own (HTTP, Swift): who it is comes from its ``RequestSender``.
+protocol RequesterWithoutConnection: Requester {
+    var from: RequestSender { get }
+}
+
+extension RequesterWithoutConnection {
+    var subject: String? { from.subject }
+    var role: AccessRole? { from.role }
+    var sessionName: SessionName? { from.sessionName }
+}
