@@ -6,7 +6,14 @@ final class UpdateFeed<Value: Sendable>: Sendable {
     private let isolation: (any Actor)?
     private let continuation: AsyncStream<Value>.Continuation
     private let stream: Mutex<AsyncStream<Value>?>
-    private let receiver = Mutex<(@Sendable (Value) -> Void)?>(nil)
+    private let receiver = Mutex<Receiver?>(nil)
+
+    /// The receiver, in a struct of its own: an optional function held directly in the generic `Mutex` is
+    /// reabstracted by every `withLock`, whose `inout` write-back stores it wrapped in two more thunks, so each value
+    /// sent would call through a chain as long as the number of values sent before it.
+    private struct Receiver: Sendable {
+        let call: @Sendable (Value) -> Void
+    }
 
     init(isolation: (any Actor)?) {
         self.isolation = isolation
@@ -21,13 +28,13 @@ final class UpdateFeed<Value: Sendable>: Sendable {
         if let isolation {
             Task { await Self.drain(stream, on: isolation, into: receiver) }
         } else {
-            self.receiver.withLock { $0 = receiver }
+            self.receiver.withLock { $0 = Receiver(call: receiver) }
         }
     }
 
     func send(_ value: Value) {
         if isolation == nil, let receiver = receiver.withLock({ $0 }) {
-            receiver(value)
+            receiver.call(value)
         } else {
             continuation.yield(value)
         }

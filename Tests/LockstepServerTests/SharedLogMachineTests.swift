@@ -1,5 +1,6 @@
 import LockstepCore
 @testable import LockstepServer
+import LockstepTestSupport
 import Testing
 
 /// The shared log's write, catch-up and rollback decisions, with no database: every sequence of events up to a
@@ -28,18 +29,20 @@ import Testing
         return (states, violations)
     }
 
-    @Test func everySequenceOfSixEventsKeepsTheInvariantsAndSettles() {
-        let (states, violations) = Self.explore(SharedLogSimulation(), depth: 6)
+    // The searches run on threads of their own: minutes of CPU on the two threads of the task pool would hold back
+    // every other test of the run.
+    @Test func everySequenceOfSixEventsKeepsTheInvariantsAndSettles() async throws {
+        let (states, violations) = try await offThePool { Self.explore(SharedLogSimulation(), depth: 6) }
         #expect(violations.isEmpty, "\(violations.first ?? "")")
         // Every event kind was reachable: the search is not trivially small.
         #expect(states > 200_000)
     }
 
     /// Requests, replies and writes only, deeper: three requests and two replies through every way a write can end.
-    @Test func everySequenceOfEightRequestAndWriteEventsKeepsTheInvariantsAndSettles() {
+    @Test func everySequenceOfEightRequestAndWriteEventsKeepsTheInvariantsAndSettles() async throws {
         let budget = SharedLogSimulation.Budget(
             inputs: 3, replies: 2, otherCommits: 0, leftovers: 1, drops: 0, joins: 0, brokenLogs: 0, checks: 0)
-        let (states, violations) = Self.explore(SharedLogSimulation(budget: budget), depth: 8)
+        let (states, violations) = try await offThePool { Self.explore(SharedLogSimulation(budget: budget), depth: 8) }
         #expect(violations.isEmpty, "\(violations.first ?? "")")
         #expect(states > 90_000)
     }
