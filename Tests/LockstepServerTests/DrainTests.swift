@@ -10,6 +10,9 @@ import Testing
 /// readiness off at once, every request read answered and stored, close 1001, exit 0 within `--drain-timeout`.
 @Suite(.timeLimit(.minutes(3))) struct DrainTests {
     static let drainTimeout = Duration.seconds(3)
+    /// What a busy machine may add to a drain's end: the signal waits for the loop, the exit for the scheduler. A drain
+    /// that ignored its timeout would wait on the silent client below for ever, so any finite bound tells it apart.
+    static let exitSlack = Duration.seconds(12)
 
     /// A client with a session streams increments while the server is told to stop.
     @Test func sigtermAnswersWhatWasReadStoresItClosesWith1001AndExitsZero() async throws {
@@ -56,7 +59,7 @@ import Testing
 
         let (status, took) = await exit.value
         #expect(status == 0)
-        #expect(took < Self.drainTimeout + .seconds(2), "the drain took \(took)")
+        #expect(took < Self.drainTimeout + Self.exitSlack, "the drain took \(took)")
 
         // Everything acknowledged is stored, and nothing that was not: the room counts exactly the acks (the first
         // ack was read above), and the session's mark is the last of them.
@@ -119,7 +122,7 @@ import Testing
         let (status, took) = await exit.value
         #expect(status == 0)
         #expect(took >= Self.drainTimeout - .milliseconds(500), "the drain took \(took): it did not wait")
-        #expect(took < Self.drainTimeout + .seconds(2), "the drain took \(took)")
+        #expect(took < Self.drainTimeout + Self.exitSlack, "the drain took \(took)")
     }
 
     /// An idle server (no client) drains at once: it does not wait out its timeout.
