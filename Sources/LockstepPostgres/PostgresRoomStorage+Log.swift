@@ -189,10 +189,9 @@ extension PostgresRoomStorage {
     func pruneMarks(
         of room: String, now: Double, sessions: SessionWrites, _ connection: PostgresConnection
     ) async throws {
-        let cutoff = sessions.idleSeconds.isFinite ? now - sessions.idleSeconds : -Double.greatestFiniteMagnitude
         try await connection.query(
             """
-            DELETE FROM session_marks WHERE room = \(room) AND (time < \(cutoff) OR session NOT IN (
+            DELETE FROM session_marks WHERE room = \(room) AND (time < \(sessions.idleBefore(now: now)) OR session NOT IN (
                 SELECT session FROM session_marks WHERE room = \(room) ORDER BY time DESC, session
                 LIMIT \(sessions.limit)))
             """, logger: logger)

@@ -153,8 +153,8 @@ extension PostgresRoomStorage {
         return (missed, marks, timers)
     }
 
-    /// Stores one room's write in the open transaction: changes, marks and the room's version in one statement
-    /// (``Statements/Store``); epochs, snapshots and the pruning of marks, when there are any, after it.
+    /// Stores one room's write in the open transaction: changes, marks (pruned) and the room's version in one
+    /// statement (``Statements/Store``); epochs and snapshots, when there are any, after it.
     private func commit(
         _ write: RoomWrite, room: String, keepHistory: Int, _ connection: PostgresConnection
     ) async throws {
@@ -173,16 +173,14 @@ extension PostgresRoomStorage {
         _ = try await connection.execute(
             Statements.Store(
                 room: room, versions: versions, messages: messages, inverses: inverses, sessions: marks.map(\.session),
-                seqs: marks.map(\.seq), times: marks.map(\.time), last: last, answers: marks.map { $0.answer ?? "" }),
+                seqs: marks.map(\.seq), times: marks.map(\.time), last: last, answers: marks.map { $0.answer ?? "" },
+                idleBefore: write.sessions.idleBefore(now: Date.now.timeIntervalSince1970),
+                markLimit: write.sessions.limit),
             logger: logger)
         var rest = write
         rest.changes = []
         rest.sessions.marks = []
         try await store(rest, keepHistory: keepHistory, connection)
-        if !marks.isEmpty {
-            try await pruneMarks(
-                of: room, now: Date.now.timeIntervalSince1970, sessions: write.sessions, connection)
-        }
     }
 
     public func versions(of rooms: [String]) async throws(StorageError) -> [String: Int] {

@@ -46,8 +46,12 @@ enum Statements {
     }
 
     /// Inserts a room's new changes and upserts its sessions' marks (never moving a seq down; an empty answer is
-    /// none), and moves its version.
+    /// none), deletes its idle marks and those past the limit, and moves its version: one round trip per write.
     /// A change that is already stored fails the statement: the primary key is a second guard of the order.
+    ///
+    /// The parts of one statement see the rows as they were before it, and none may touch a row another writes: the
+    /// marks written now take part in the ranking with their new times but are never deleted by it (so a write
+    /// naming more sessions than the limit keeps them all until the next write).
     struct Store: PostgresPreparedStatement {
         typealias Row = ()
 
@@ -62,6 +66,13 @@ enum Statements {
                 ON CONFLICT (room, session) DO UPDATE
                     SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time,
                         answer = COALESCE(excluded.answer, session_marks.answer)
+            ), ranked AS (
+                SELECT session, time FROM session_marks WHERE room = $1 AND session <> ALL($5::text[])
+                UNION ALL
+                SELECT s, t FROM unnest($5::text[], $7::float8[]) AS u(s, t)
+            ), old_marks AS (
+                DELETE FROM session_marks WHERE room = $1 AND session <> ALL($5::text[]) AND (time < $10 OR session
+                    NOT IN (SELECT session FROM ranked ORDER BY time DESC, session LIMIT $11))
             )
             UPDATE rooms SET version = GREATEST(version, $8) WHERE room = $1
             """
@@ -75,9 +86,13 @@ enum Statements {
         var times: [Double]
         var last: Int
         var answers: [String]
+        /// Marks moved before this time are idle.
+        var idleBefore: Double
+        /// How many sessions' marks the room keeps.
+        var markLimit: Int
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 9)
+            var bindings = PostgresBindings(capacity: 11)
             bindings.append(room)
             bindings.append(versions)
             bindings.append(messages)
@@ -87,6 +102,8 @@ enum Statements {
             bindings.append(times)
             bindings.append(last)
             bindings.append(answers)
+            bindings.append(idleBefore)
+            bindings.append(markLimit)
             return bindings
         }
 

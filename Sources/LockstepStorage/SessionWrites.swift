@@ -19,5 +19,10 @@ public struct SessionWrites: Sendable {
         self.limit = limit
     }
 
+    /// Marks moved before this time (seconds since 1970) are idle at `now`.
+    public func idleBefore(now: Double) -> Double {
+        idleSeconds.isFinite ? now - idleSeconds : -Double.greatestFiniteMagnitude
+    }
+
     public var isEmpty: Bool { marks.isEmpty && epochs.isEmpty && timers.isEmpty && timersGone.isEmpty }
 }

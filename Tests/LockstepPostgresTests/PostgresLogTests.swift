@@ -80,5 +80,35 @@ extension PostgresTests {
             #expect(try await answers(storage, "a") == answers(log, "a"))
             #expect(try await answers(storage, "a").all.map(\.version) == [7])
         }
+
+        /// A locked write stores and prunes marks in one statement: the room keeps the most recently moved marks within
+        /// the limit, counting those written now, and drops idle ones, as the log on SQLite does.
+        @Test func aLockedWriteKeepsTheNewestMarksWithinTheLimit() async throws {
+            let server = try PostgresServer()
+            defer { server.stop() }
+            let storage = try await openStorage(server)
+            defer { storage.close() }
+            let now = Date().timeIntervalSince1970
+            func write(_ version: Int, _ marks: [(String, Int, Double)], idleSeconds: Double = 3_600) async throws {
+                var writes = SessionWrites(idleSeconds: idleSeconds, limit: 2)
+                writes.marks = marks.map { StoredMark(room: "a", session: $0.0, seq: $0.1, time: now + $0.2) }
+                let sessions = writes
+                try await storage.write(room: "a", after: version - 1, sessions: marks.map(\.0)) { _ in
+                    RoomWrite(changes: [change("a", version)], snapshots: [], sessions: sessions)
+                }
+            }
+            func marks() async throws -> [String: Int] {
+                Dictionary(uniqueKeysWithValues: try await storage.marks(room: "a").map { ($0.session, $0.seq) })
+            }
+            try await write(1, [("s1", 1, -40), ("s2", 1, -30)])
+            #expect(try await marks() == ["s1": 1, "s2": 1])
+            try await write(2, [("s3", 1, -20)])
+            #expect(try await marks() == ["s2": 1, "s3": 1])
+            try await write(3, [("s2", 2, -10)])
+            #expect(try await marks() == ["s2": 2, "s3": 1])
+            // s3 moved 20 s ago and s2 10 s ago: with marks idle after 15 s, only s3 is.
+            try await write(4, [], idleSeconds: 15)
+            #expect(try await marks() == ["s2": 2])
+        }
     }
 }

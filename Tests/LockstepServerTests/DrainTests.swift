@@ -46,7 +46,7 @@ import Testing
         }
 
         // Every request the server read is answered, in order, and nothing else arrives before the 1001.
-        let messages = await client.drain(timeout: .seconds(10))
+        let messages = await client.drain(timeout: .seconds(30))
         let acked = messages.compactMap { message -> String? in
             if case .ack(let id, _) = message { return id }
             return nil
