@@ -236,7 +236,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LockstepClientTests",
-            dependencies: ["LockstepClient", "LockstepServer", "LockstepSQLite", "LockstepApps", "LockstepTestSupport"],
+            dependencies: [
+                "LockstepClient", "LockstepServer", "LockstepSQLite", "LockstepApps", "LockstepTestSupport",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -37,5 +37,6 @@ enum AppKind: String, CaseIterable, Sendable {
     static let commonHelp = [
         "undo [mine]  redo [mine]  revert V  view V  log [N]  raw {action}  help  quit",
         "undo mine / redo mine: only your own changes (by session); others' stay",
+        "later SECONDS [as NAME] COMMAND: the server runs it then  timers  cancel NAME",
     ]
 }

@@ -22,7 +22,9 @@ struct ClientCommand: AsyncParsableCommand {
             with no server ("offline, N waiting"), and sends what waits when the server answers.
             The log shows each change's version, author and time (v12 alice 14:03:07 add ...). "undo mine" takes \
             back your own latest change (your session's: --session), leaving others' later ones; "redo mine" \
-            re-applies it.
+            re-applies it. "later 30 +" has the server apply "+" in 30 seconds, as your change, even if you have \
+            left by then; "timers" lists the room's pending timers and "cancel NAME" takes one away. While you type \
+            a command, the others see "NAME is typing".
             Commands for every app: \(AppKind.commonHelp.joined(separator: ". "))
             counter: \(AppKind.counter.helpLines.joined(separator: " "))
             todos: \(AppKind.todos.helpLines.joined(separator: " "))

@@ -14,6 +14,13 @@ enum Command: Equatable, Sendable {
     case revert(to: Int)
     /// Shows the state of an earlier version without changing the room.
     case view(version: Int)
+    /// An action the server applies `seconds` from now, as this client's change, even if it has gone by then; as
+    /// timer `timer` (replacing a pending one of that name), or one the client names.
+    case later(seconds: Double, timer: String?, action: JSON)
+    /// Takes the room's pending timer away.
+    case cancel(timer: String)
+    /// Lists the room's pending timers.
+    case timers
     case help
     case quit
 
@@ -35,6 +42,14 @@ enum Command: Equatable, Sendable {
         case "revert", "view":
             guard let version = Int(rest), version >= 0 else { throw .usage("\(word) VERSION (a version number)") }
             self = word == "revert" ? .revert(to: version) : .view(version: version)
+        case "later":
+            self = try Self.later(rest, app: app, state: state)
+        case "cancel":
+            guard !rest.isEmpty, !rest.contains(where: \.isWhitespace) else { throw .usage("cancel TIMER") }
+            self = .cancel(timer: rest)
+        case "timers":
+            guard rest.isEmpty else { throw .usage("timers") }
+            self = .timers
         case "raw":
             guard let action = try? JSON(parsing: rest) else { throw .usage("raw {\"type\":...} (a JSON action)") }
             self = .action(action)
@@ -45,6 +60,24 @@ enum Command: Equatable, Sendable {
             case .json: self = try Self.json(word, rest, state: state)
             }
         }
+    }
+
+    /// `later SECONDS [as NAME] COMMAND`: COMMAND must be one that sends an action; SECONDS from 0 to 7 days.
+    private static func later(_ rest: String, app: AppKind, state: JSON) throws(CommandError) -> Command {
+        let usage = CommandError.usage(
+            "later SECONDS [as NAME] COMMAND (SECONDS from 0 to 604800; COMMAND sends an action)")
+        var words = rest.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard words.count >= 2, let seconds = Double(words[0]), seconds >= 0, seconds <= 604_800 else { throw usage }
+        words.removeFirst()
+        var timer: String?
+        if words.first == "as" {
+            guard words.count >= 3 else { throw usage }
+            timer = words[1]
+            words.removeFirst(2)
+        }
+        guard case .action(let action) = try Command(parsing: words.joined(separator: " "), app: app, state: state)
+        else { throw usage }
+        return .later(seconds: seconds, timer: timer, action: action)
     }
 
     private static func counter(_ word: String, _ rest: String) throws(CommandError) -> Command {

@@ -26,6 +26,10 @@ final class InteractiveSession {
     /// True with --keep: requests outlive the process, and the header says how many wait.
     private let kept: Bool
     private let screen = Screen(colors: ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+    /// Whether the others were last told this client is typing (a line is being edited).
+    private var typing = false
+    /// The latest presence change on its way to the client, so changes reach it in the order they were made.
+    private var presenceChange: Task<Void, Never>?
 
     init(room: RoomClient, url: String, app: AppKind?, name: String?, kept: Bool) {
         self.room = room
@@ -66,16 +70,32 @@ final class InteractiveSession {
                 switch editor.handle(key) {
                 case .quit: break reading
                 case .submitted(let line):
+                    setTyping(false)
                     if execute(line) == .quit { break reading }
-                case .edited, .ignored: break
+                case .edited: setTyping(!editor.text.isEmpty)
+                case .ignored: break
                 }
             }
             draw()
         }
         resize.cancel()
+        await presenceChange?.value
         await room.close()
         await updates.value
         return 0
+    }
+
+    /// Tells the others whether a line is being edited (presence state `{"typing":true}`, cleared with null), once
+    /// per change; the client sends at most one state per presence interval, the latest winning.
+    private func setTyping(_ isTyping: Bool) {
+        guard isTyping != typing else { return }
+        typing = isTyping
+        let previous = presenceChange
+        let room = self.room
+        presenceChange = Task {
+            await previous?.value
+            try? await room.setPresence(isTyping ? ["typing": true] : nil)
+        }
     }
 
     // MARK: - Updates
@@ -161,6 +181,24 @@ final class InteractiveSession {
                 let state = try await PastState.fetch(roomURL: url, version: version, path: path)
                 return ["v\(version): \(state.serialized(prettyPrinted: false))"]
             }
+        case .later(let seconds, let name, let action):
+            request(line) { room in
+                let timer = try await room.send(
+                    action: action, after: .milliseconds(Int(seconds * 1000)), timer: name)
+                return [TimerListing.describe(scheduled: timer.name, due: timer.due)]
+            }
+        case .cancel(let name):
+            request(line) { room in
+                try await room.cancel(timer: name)
+                return ["timer \(name) cancelled"]
+            }
+        case .timers:
+            let url = self.url
+            request(line) { _ in
+                let timers = try await TimerListing.fetch(roomURL: url)
+                let now = TimerListing.milliseconds(Date())
+                return timers.isEmpty ? ["no timers pending"] : timers.map { TimerListing.describe($0, now: now) }
+            }
         case .action(let action):
             request(line) { room in
                 let before = await room.version
@@ -223,7 +261,8 @@ final class InteractiveSession {
             title: title,
             status: status,
             isLive: isLive,
-            peers: "peers: " + peers.joined(separator: ", "),
+            peers: "peers: " + peers.joined(separator: ", ")
+                + (Narration.typing(update?.peers ?? [], you: update?.you).map { "  · \($0)" } ?? ""),
             state: StateView(state, changed: changed),
             log: log,
             prompt: editor.text,

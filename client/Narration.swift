@@ -41,6 +41,18 @@ struct Narration {
         return "v\(version) \(name(cause))\(when) \(what)"
     }
 
+    /// Who else is typing, from the peers' presence states (`{"typing":true}`, as this client sets its own while a
+    /// line is being edited): `bob is typing`, `alice and bob are typing`, `3 people are typing`; nil for nobody.
+    static func typing(_ peers: [Peer], you: String?) -> String? {
+        let names = peers.filter { $0.client != you && $0.state?["typing"] == true }.map(\.name)
+        switch names.count {
+        case 0: return nil
+        case 1: return "\(names[0]) is typing"
+        case 2: return "\(names[0]) and \(names[1]) are typing"
+        default: return "\(names.count) people are typing"
+        }
+    }
+
     /// A cause's `at` (milliseconds since the Unix epoch) as the local time of day, `HH:MM:SS`.
     static func time(_ milliseconds: Int) -> String {
         var seconds = time_t(milliseconds / 1000)

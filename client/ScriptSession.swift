@@ -89,6 +89,19 @@ final class ScriptSession {
                 case .view(let version):
                     let state = try await PastState.fetch(roomURL: url, version: version, path: frame.path)
                     emit(["event": "view", "command": .string(trimmed), "version": .int(version), "state": state])
+                case .later(let seconds, let name, let action):
+                    let timer = try await room.send(
+                        action: action, after: .milliseconds(Int(seconds * 1000)), timer: name)
+                    emit([
+                        "event": "scheduled", "command": .string(trimmed), "timer": .string(timer.name),
+                        "due": timer.due.map { .int(TimerListing.milliseconds($0)) } ?? .null,
+                    ])
+                case .cancel(let name):
+                    try await room.cancel(timer: name)
+                    emit(["event": "cancelled", "command": .string(trimmed), "timer": .string(name)])
+                case .timers:
+                    let timers = try await TimerListing.fetch(roomURL: url)
+                    emit(["event": "timers", "command": .string(trimmed), "timers": .array(timers)])
                 case .action(let action) where kept:
                     try await room.enqueue(action: action)
                     emit(["event": "kept", "command": .string(trimmed), "pending": .int(await room.pendingCount)])

@@ -4,19 +4,23 @@ import LockstepJSON
 /// What a ``RoomClient`` keeps of one room between runs: its session, the requests it has not seen answered, and the
 /// last confirmed state it mirrored, so a restarted client resumes (`since=`, `seq`) where it stopped.
 ///
-/// The file is one JSON object whose `format` says how to read it. Format 2 (current) is
+/// The file is one JSON object whose `format` says how to read it. Format 3 is format 2 with a scheduled action in the
+/// outbox, its `request` carrying `after` and `timer`: written only then, so an older client, which would send the
+/// action at once, sets such a file aside instead. Format 2 is
 /// `{"format":2,"app":..,"room":..,"path":..,"session":..,"epoch":..,"synced":..,"version":..,"nextSeq":..,
 /// "outbox":[{"id":..,"request":{..},"seq":..,"mirroredAt":..}],"state":..}`, `state` last so it is written from
-/// bytes already serialized. Format 1 had no `nextSeq`, `synced` or `mirroredAt`: the next `seq` follows the
+/// bytes already serialized; a scheduled action's `request` carries its `after` and `timer`. Format 1 had no `nextSeq`, `synced` or `mirroredAt`: the next `seq` follows the
 /// highest kept one, the state counts as mirrored when it is not null, and no request counts as in it yet.
 struct KeptRoom: Equatable {
-    /// The format this client writes; it reads this one and every older one.
-    static let format = 2
+    /// The newest format this client writes; it reads this one and every older one.
+    static let format = 3
 
     /// One change request the server had not answered yet.
     struct Request: Equatable {
         let id: String
         let message: ClientMessage
+        /// An action's `after` and `timer`, for a scheduled one.
+        var timer: TimerRequest?
         /// Its `seq`, once it went out: it must go out again with the same number.
         var seq: Int?
         /// The version whose patch (or snapshot) put its change in the mirror: with a kept state at or after it, it
@@ -79,11 +83,12 @@ struct KeptRoom: Equatable {
         outbox = []
         for entry in entries {
             guard let id = entry["id"]?.stringValue, let request = entry["request"],
-                let message = try? ClientMessage(json: request)
+                let read = try? ClientRequest(json: request)
             else { throw .missing("outbox request") }
             let seq = entry["seq"]?.intValue
             let mirroredAt = format >= 2 ? entry["mirroredAt"]?.intValue : nil
-            outbox.append(Request(id: id, message: message, seq: seq, mirroredAt: mirroredAt))
+            outbox.append(
+                Request(id: id, message: read.message, timer: read.timer, seq: seq, mirroredAt: mirroredAt))
         }
         let highest = outbox.compactMap(\.seq).max() ?? 0
         if format >= 2 {
@@ -117,12 +122,13 @@ struct KeptRoom: Equatable {
     func serialized(stateBytes: [UInt8]) -> [UInt8] {
         let entries: [JSON] = outbox.map { request in
             [
-                "id": .string(request.id), "request": request.message.json,
+                "id": .string(request.id), "request": ClientRequest(message: request.message, timer: request.timer).json,
                 "seq": request.seq.map(JSON.int) ?? .null, "mirroredAt": request.mirroredAt.map(JSON.int) ?? .null,
             ]
         }
+        let format = outbox.contains { $0.timer != nil } ? Self.format : 2
         let header: JSON = [
-            "format": .int(Self.format), "app": .string(app), "room": .string(room), "path": .string(path),
+            "format": .int(format), "app": .string(app), "room": .string(room), "path": .string(path),
             "session": .string(session), "epoch": epoch.map(JSON.string) ?? .null, "synced": .bool(synced),
             "version": .int(version), "nextSeq": .int(nextSeq), "outbox": .array(entries),
         ]

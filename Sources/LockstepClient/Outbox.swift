@@ -8,12 +8,21 @@ import LockstepJSON
 /// Loop-free bookkeeping; the client actor owns it. With a ``KeepDirectory`` its entries outlive the process: those
 /// restored from a kept file have no waiter (their `send` ended with the old process) and are answered silently.
 struct Outbox {
+    /// How the server answered a request: applied (an `ack`, or the session's mark covering it), or a timer
+    /// scheduled or cancelled (`scheduled`).
+    enum Answer {
+        case applied(version: Int)
+        case scheduled(timer: String, due: Int?)
+    }
+
     /// One unanswered change request.
     struct Entry {
         let id: String
         let message: ClientMessage
+        /// An action's `after` and `timer`: the server applies it later, so it is never predicted.
+        let timer: TimerRequest?
         /// The `send` waiting for the answer; nil for a request restored from a kept file.
-        var waiter: CheckedContinuation<Result<Int, RoomClientError>, Never>?
+        var waiter: CheckedContinuation<Result<Answer, RoomClientError>, Never>?
         /// Set when the request first goes out.
         var seq: Int?
         /// Sent on the current connection.
@@ -24,9 +33,13 @@ struct Outbox {
         var mirroredAt: Int?
         var mirrored: Bool { mirroredAt != nil }
 
-        init(id: String, message: ClientMessage, waiter: CheckedContinuation<Result<Int, RoomClientError>, Never>?) {
+        init(
+            id: String, message: ClientMessage, timer: TimerRequest? = nil,
+            waiter: CheckedContinuation<Result<Answer, RoomClientError>, Never>?
+        ) {
             self.id = id
             self.message = message
+            self.timer = timer
             self.waiter = waiter
         }
     }
@@ -48,7 +61,7 @@ struct Outbox {
     /// The actions not yet in the mirror, in order: what a prediction applies over the confirmed state.
     var predictedActions: [JSON] {
         entries.compactMap { entry in
-            guard !entry.mirrored, case .action(_, let action) = entry.message else { return nil }
+            guard !entry.mirrored, entry.timer == nil, case .action(_, let action) = entry.message else { return nil }
             return action
         }
     }
@@ -60,7 +73,7 @@ struct Outbox {
     /// Puts back the requests of a kept file, numbered as they were, so those the server applied are recognised.
     mutating func restore(_ kept: [KeptRoom.Request], nextSeq: Int, keptVersion: Int) {
         for request in kept {
-            var entry = Entry(id: request.id, message: request.message, waiter: nil)
+            var entry = Entry(id: request.id, message: request.message, timer: request.timer, waiter: nil)
             entry.seq = request.seq
             if let at = request.mirroredAt, at <= keptVersion { entry.mirroredAt = at }
             entries.append(entry)
@@ -70,7 +83,9 @@ struct Outbox {
 
     /// The requests as a kept file holds them.
     var kept: [KeptRoom.Request] {
-        entries.map { KeptRoom.Request(id: $0.id, message: $0.message, seq: $0.seq, mirroredAt: $0.mirroredAt) }
+        entries.map {
+            KeptRoom.Request(id: $0.id, message: $0.message, timer: $0.timer, seq: $0.seq, mirroredAt: $0.mirroredAt)
+        }
     }
 
     /// Gives a `seq` to every request about to go out for the first time; true when some got one (a kept file must
@@ -91,7 +106,8 @@ struct Outbox {
         var frames: [[UInt8]] = []
         for index in entries.indices where !entries[index].sent && !entries[index].covered {
             entries[index].sent = true
-            frames.append(ClientRequest(message: entries[index].message, seq: entries[index].seq).json.serialized())
+            let entry = entries[index]
+            frames.append(ClientRequest(message: entry.message, seq: entry.seq, timer: entry.timer).json.serialized())
         }
         return frames
     }

@@ -25,8 +25,8 @@ import Synchronization
 /// once, without backing off; given several addresses of servers sharing the room (`urls:`), it moves to the next
 /// one then, and after every failed attempt.
 ///
-/// Every change request (`send`, `undo`, `redo`, `revert`, `mine` or not) goes through an outbox and is applied
-/// exactly once: the client names a session (`session=`) and numbers each request (`seq`); while disconnected,
+/// Every change request (`send`, `undo`, `redo`, `revert`, `mine` or not, timers scheduled or cancelled) goes
+/// through an outbox and is applied exactly once: the client names a session (`session=`) and numbers each request (`seq`); while disconnected,
 /// requests wait in the outbox (at most `outboxLimit`); on reconnection the server says which it already applied
 /// (the session's mark), those are answered and the rest are sent again, in order. A request returns once the
 /// server acknowledged it.
@@ -343,6 +343,54 @@ public actor RoomClient {
         try await change { .revert(id: $0, to: target) }
     }
 
+    /// Has the server apply `action` after `delay` (0 to 7 days), as this client's change, even if no client is
+    /// connected then; returns once the server stored the timer, with its name and when it is due. Nothing changes
+    /// until it fires: the action is not predicted, and its patch arrives like any other (its cause's kind is
+    /// `timer`). `timer` names it (1 to 64 of `A-Z a-z 0-9 . _ -`): scheduling a pending name again replaces that
+    /// timer, whoever scheduled it; without one the client picks a fresh name. Goes through the outbox like
+    /// ``send(action:)``, so a timer is scheduled once across drops; its answer after a drop may lack `due`.
+    ///
+    /// ```swift
+    /// try await room.send(action: ["type": "timeout"], after: .seconds(30), timer: "turn")
+    /// ```
+    @discardableResult
+    public func send(action: JSON, after delay: Duration, timer: String? = nil) async throws(RoomClientError)
+        -> ScheduledTimer
+    {
+        let scheduling = try Self.timerRequest(after: delay, timer: timer ?? Self.randomTimerName())
+        switch try await request({ .action(id: $0, action: action) }, timer: scheduling) {
+        case .scheduled(let timer, let due): return ScheduledTimer(name: timer, dueMilliseconds: due)
+        case .applied: return ScheduledTimer(name: scheduling.name ?? "", due: nil)
+        }
+    }
+
+    /// Cancels the room's pending timer `timer`, whoever scheduled it; returns once the server took it away (also
+    /// when no timer of that name was pending, or it already fired). Goes through the outbox like a send.
+    public func cancel(timer: String) async throws(RoomClientError) {
+        guard TimerRequest.isValidName(timer) else { throw .invalidTimer(Self.badName(timer)) }
+        _ = try await request({ .cancel(id: $0, timer: timer) }, timer: nil)
+    }
+
+    /// `after` and `timer` as the protocol takes them, or ``RoomClientError/invalidTimer(_:)``.
+    static func timerRequest(after delay: Duration, timer: String?) throws(RoomClientError) -> TimerRequest {
+        let milliseconds = delay / .milliseconds(1)
+        guard milliseconds >= 0, milliseconds <= Double(TimerRequest.maxAfter) else {
+            throw .invalidTimer("a delay of \(delay) is outside 0 to 7 days")
+        }
+        if let timer, !TimerRequest.isValidName(timer) { throw .invalidTimer(Self.badName(timer)) }
+        return TimerRequest(after: Int(milliseconds), name: timer)
+    }
+
+    private static func badName(_ name: String) -> String {
+        "\"\(name)\" is not a timer name (1 to \(TimerRequest.maxNameLength) characters of A-Z a-z 0-9 . _ -)"
+    }
+
+    /// A name for a timer scheduled without one, picked here rather than by the server, so the answer names it even
+    /// when it is lost to a drop.
+    private static func randomTimerName() -> String {
+        "t-" + String(UInt64.random(in: .min ... .max), radix: 36)
+    }
+
     /// Says what this client is doing (a cursor, "typing"): any JSON of at most the server's `--presence-limit` bytes
     /// (1024 by default), or nil for nothing. Every client of the room sees it in ``peers``; it is never part of the
     /// room's state. Sent at most once per ``presenceInterval``, the latest state winning, and again after each
@@ -393,10 +441,20 @@ public actor RoomClient {
     /// Puts a change request (made from its id) in the outbox, sends it when connected, and returns the version in
     /// its ack; every change request goes through here, so each is numbered and applied once.
     private func change(_ make: (String) -> ClientMessage) async throws(RoomClientError) -> Int {
+        switch try await request(make, timer: nil) {
+        case .applied(let version): return version
+        case .scheduled: return version
+        }
+    }
+
+    /// Puts a request in the outbox and waits for its answer; a `timer` makes it a scheduled action.
+    private func request(
+        _ make: (String) -> ClientMessage, timer: TimerRequest?
+    ) async throws(RoomClientError) -> Outbox.Answer {
         guard !isClosed else { throw .closed }
         guard !outbox.isFull else { throw .outboxFull(limit: outbox.limit) }
         let result = await withCheckedContinuation { continuation in
-            queue(make, waiter: continuation)
+            queue(make, timer: timer, waiter: continuation)
         }
         return try result.get()
     }
@@ -412,11 +470,12 @@ public actor RoomClient {
 
     /// Puts a request in the outbox (kept on disk before it may leave), and sends it when connected.
     private func queue(
-        _ make: (String) -> ClientMessage, waiter: CheckedContinuation<Result<Int, RoomClientError>, Never>?
+        _ make: (String) -> ClientMessage, timer: TimerRequest? = nil,
+        waiter: CheckedContinuation<Result<Outbox.Answer, RoomClientError>, Never>?
     ) {
         let id = "\(idPrefix)\(nextRequest)"
         nextRequest += 1
-        outbox.append(Outbox.Entry(id: id, message: make(id), waiter: waiter))
+        outbox.append(Outbox.Entry(id: id, message: make(id), timer: timer, waiter: waiter))
         saveKept(refreshingState: false)
         flushOutbox()
         emit(.outbox)
@@ -628,7 +687,7 @@ public actor RoomClient {
         case .ack(let id, let version):
             guard let id else { break }
             if let entry = outbox.remove(id: id) {
-                entry.waiter?.resume(returning: .success(version))
+                entry.waiter?.resume(returning: .success(.applied(version: version)))
                 scheduleSave()
                 emit(.outbox)
             }
@@ -666,9 +725,12 @@ public actor RoomClient {
             } else if let id {
                 pending.removeValue(forKey: id)?.resume(returning: .success(entries))
             }
-        case .scheduled:
-            // Only what this client scheduled is answered so; nothing in the mirror changes until the timer fires.
-            break
+        case .scheduled(let id, let timer, let due):
+            // Nothing in the mirror changes until the timer fires.
+            guard let id, let entry = outbox.remove(id: id) else { break }
+            entry.waiter?.resume(returning: .success(.scheduled(timer: timer, due: due)))
+            scheduleSave()
+            emit(.outbox)
         }
     }
 
@@ -699,7 +761,7 @@ public actor RoomClient {
     /// Answers the requests the session's mark covered, with the mirror's version (which includes them).
     private func answerCovered() {
         let covered = outbox.removeCovered()
-        for entry in covered { entry.waiter?.resume(returning: .success(version)) }
+        for entry in covered { entry.waiter?.resume(returning: .success(.applied(version: version))) }
         if !covered.isEmpty {
             scheduleSave()
             emit(.outbox)

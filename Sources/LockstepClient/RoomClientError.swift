@@ -24,6 +24,9 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidSession(String)
     /// `limit` change requests already wait for an answer (the server is away, or slow); wait for some to return.
     case outboxFull(limit: Int)
+    /// A timer's delay or name is out of the protocol's range: a delay from 0 to 7 days, a name of 1 to 64 characters
+    /// of `A-Z a-z 0-9 . _ -`.
+    case invalidTimer(String)
     /// The ``KeepDirectory`` cannot be created or written (permissions, a full disk); the message names the path.
     case cannotKeep(String)
 
@@ -42,6 +45,7 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidPath(let path): "not a JSON Pointer: \(path) (expected a path such as /boards/7)"
         case .invalidSession(let name): "not a session name: \(name) (1 to 64 characters of A-Z a-z 0-9 . _ -)"
         case .outboxFull(let limit): "\(limit) requests already wait for the server; try again once some returned"
+        case .invalidTimer(let reason): "not a valid timer: \(reason)"
         case .cannotKeep(let reason): "cannot keep the room on disk: \(reason)"
         }
     }

@@ -26,6 +26,19 @@ extension TypedRoomClient {
         try await room.send(action: try Self.encode(action))
     }
 
+    /// Has the server apply a typed action after `delay`, as this client's change, even with nobody connected then
+    /// (see ``RoomClient/send(action:after:timer:)``); `timer` names it, replacing a pending timer of that name.
+    /// Returns once the timer is stored. Not predicted: the state changes when the timer fires and its patch arrives.
+    @discardableResult
+    public func send(_ action: R.Action, after delay: Duration, timer: String? = nil) async throws(RoomClientError)
+        -> ScheduledTimer
+    {
+        try await room.send(action: try Self.encode(action), after: delay, timer: timer)
+    }
+
+    /// Cancels the room's pending timer `timer` (see ``RoomClient/cancel(timer:)``).
+    public func cancel(timer: String) async throws(RoomClientError) { try await room.cancel(timer: timer) }
+
     /// Queues a typed action without waiting for the server's answer (see ``RoomClient/enqueue(action:)``): what an
     /// app does from a button, offline or not; a ``SharedStore`` shows it at once.
     public func enqueue(_ action: R.Action) async throws(RoomClientError) {

@@ -17,6 +17,17 @@ import Testing
 /// test with a readable diff of expected and actual state. Actions sent by `.send` effects wait
 /// in a queue until `receive` states them.
 ///
+/// Timers work as on a server, on the store's clock: an action a `.schedule` effect scheduled joins that queue
+/// once ``advance(by:)`` moves ``now`` past its due time (timers due together in the order they were scheduled), as
+/// the scheduling step's sender; `.cancel`, or scheduling the same name again, takes a pending one away. See
+/// ``pendingTimers``.
+///
+/// ```swift
+/// store.send(.move) { $0.moves = 1 }          // schedules .timeout after 30 s as timer "turn"
+/// store.advance(by: .seconds(30))
+/// store.receive(.timeout) { $0.timeouts = 1 }
+/// ```
+///
 /// Each step runs in the context the server would give it: the version it would get, a time from the store's own
 /// clock (``now``, which moves on by ``timeStep`` after every step and by ``advance(by:)``), and the random source the
 /// server seeds from the room's epoch and that version. A context passed to a step gives its sender, and its time
@@ -25,7 +36,12 @@ import Testing
 public final class TestStore<R: Reducer> where R.Action: Equatable {
     /// The store under test, through the same code paths the server uses.
     public private(set) var store: Store<R>
-    private var pendingActions: [R.Action] = []
+    /// Actions effects sent, and timers that fired, each with the context the server would apply it in.
+    private var queued: [(action: R.Action, context: ReducerContext)] = []
+    /// Timers `.schedule` effects set that have not fired or been cancelled.
+    var timers: [PendingTimer] = []
+    /// Numbers timers in the order they were scheduled, and names those scheduled without one.
+    var timerCount = 0
     /// The time of the next step, in milliseconds since the Unix epoch.
     public private(set) var now: Int
     /// How far ``now`` moves on after each step.
@@ -45,9 +61,12 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         self.timeStep = timeStep
     }
 
-    /// Lets `duration` pass before the next step, as between two requests on a server.
+    /// Lets `duration` pass before the next step, as between two requests on a server: timers due by then fire,
+    /// their actions waiting for ``receive(_:_:fileID:filePath:line:column:)`` in the order the server applies them.
+    /// The ``timeStep`` each step moved the clock on counts as time that passed.
     public func advance(by duration: Duration) {
         now += Int(duration / .milliseconds(1))
+        fireTimers()
     }
 
     /// `context` as the server completes it for the next step: its version, its time (the context's own, else
@@ -82,8 +101,9 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         var expected = before
         try update(&expected)
         do {
-            let result = try store.send(action, context: serverContext(context))
-            queueSentActions(of: result.effect)
+            let completed = serverContext(context)
+            let result = try store.send(action, context: completed)
+            queueEffects(of: result.effect, in: completed)
             if let change = result.change {
                 expectPatches(of: change, from: before, fileID: fileID, filePath: filePath, line: line, column: column)
             }
@@ -138,18 +158,19 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) rethrows {
-        guard !pendingActions.isEmpty else {
+        guard !queued.isEmpty else {
             fail(
-                "expected to receive \(action), but no effect sent an action",
+                "expected to receive \(action), but no effect sent an action and no timer fired",
                 fileID: fileID, filePath: filePath, line: line, column: column
             )
             return
         }
-        let next = pendingActions.removeFirst()
+        let next = queued.removeFirst()
         expectEqual(
-            next, action, "received action", fileID: fileID, filePath: filePath, line: line, column: column
+            next.action, action, "received action", fileID: fileID, filePath: filePath, line: line, column: column
         )
-        try send(next, update, fileID: fileID, filePath: filePath, line: line, column: column)
+        try send(
+            next.action, context: next.context, update, fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Undoes the latest change, expecting the state `update` describes.
@@ -202,17 +223,18 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
             fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
-    /// Actions effects sent that no `receive` has stated yet; a finished test expects none.
-    public var unreceivedActions: [R.Action] { pendingActions }
+    /// Actions effects sent, or timers fired, that no `receive` has stated yet; a finished test expects none.
+    public var unreceivedActions: [R.Action] { queued.map(\.action) }
 
-    /// Fails the test if effects sent actions that no `receive` stated.
+    /// Fails the test if effects sent actions (or timers fired them) that no `receive` stated. Timers still pending
+    /// are no failure: a server fires them later (see ``pendingTimers``).
     public func finish(
         fileID: StaticString = #fileID, filePath: StaticString = #filePath,
         line: UInt = #line, column: UInt = #column
     ) {
-        guard !pendingActions.isEmpty else { return }
+        guard !queued.isEmpty else { return }
         fail(
-            "effects sent actions that were never received: \(pendingActions)",
+            "effects sent actions that were never received: \(unreceivedActions)",
             fileID: fileID, filePath: filePath, line: line, column: column
         )
     }
@@ -236,9 +258,29 @@ public final class TestStore<R: Reducer> where R.Action: Equatable {
         )
     }
 
-    private func queueSentActions(of effect: Effect<R.Action>) {
-        for case .send(let action) in effect.operations {
-            pendingActions.append(action)
+    /// Queues what `.send` effects sent, and sets and cancels the timers of `.schedule` and `.cancel`, as the step
+    /// run in `context` makes the server do.
+    private func queueEffects(of effect: Effect<R.Action>, in context: ReducerContext) {
+        for operation in effect.operations {
+            switch operation {
+            case .send(let action):
+                queued.append((action, ReducerContext()))
+            case .schedule(let action, let delay, let name):
+                schedule(action, after: delay, timer: name, by: context)
+            case .cancel(let name):
+                timers.removeAll { $0.name == name }
+            case .run:
+                continue
+            }
+        }
+    }
+
+    /// Moves the timers due by ``now`` to the queue, soonest first, each in its scheduler's name at its due time.
+    private func fireTimers() {
+        let due = timers.filter { $0.due <= now }.sorted { ($0.due, $0.order) < ($1.due, $1.order) }
+        timers.removeAll { $0.due <= now }
+        for timer in due {
+            queued.append((timer.action, ReducerContext(sender: timer.sender, time: timer.due)))
         }
     }
 

@@ -1,6 +1,9 @@
+import Clocks
 import Glibc
 import Foundation
 import LockstepApps
+import LockstepClient
+import LockstepCore
 import LockstepJSON
 import LockstepServer
 import LockstepTestSupport
@@ -189,6 +192,87 @@ struct ExecutableTests {
             #expect(errors.map { $0["command"] } == ["undo mine", "undo yours"])
             #expect(errors.map { $0["code"] } == ["nothing_to_undo", "usage"])
             #expect(try await fetchRoom(port: server.port, room: "own").state == ["count": 10])
+        }
+    }
+
+    /// `later` has the server apply an action later, as this client's, even after the client has gone; `timers` lists
+    /// what is pending and `cancel` takes a timer away.
+    @Test func laterSchedulesAnActionTimersListsAndCancelTakesAway() async throws {
+        let clock = TestClock()
+        let start = 1_000_000
+        try await withServer(
+            app: .counter, clock: ServerClock(clock, startingAt: start), configure: { $0.presenceInterval = .zero }
+        ) { server in
+            let client = try ClientProcess(arguments: [
+                roomURL(server, "later"), "--name", "alice", "--exec",
+                "later 30 as turn +; later 60 add 5; timers; cancel turn; timers; later x +; later 5 undo; cancel",
+            ])
+            let (lines, status) = try await client.finish()
+            #expect(status == 2, "the last three commands are refused")
+            let scheduled = lines.filter { $0["event"] == "scheduled" }
+            #expect(scheduled.map { $0["command"] } == ["later 30 as turn +", "later 60 add 5"])
+            #expect(scheduled.first?["timer"] == "turn")
+            #expect(scheduled.map { $0["due"] } == [.int(start + 30_000), .int(start + 60_000)])
+            let listings = lines.filter { $0["event"] == "timers" }.map { $0["timers"]?.arrayValue ?? [] }
+            #expect(listings.map(\.count) == [2, 1])
+            #expect(listings.first?.first?["timer"] == "turn")
+            #expect(listings.first?.first?["name"] == "alice")
+            #expect(listings.last?.first?["action"] == ["type": "add", "amount": 5])
+            #expect(lines.contains { $0["event"] == "cancelled" && $0["timer"] == "turn" })
+            let errors = lines.filter { $0["event"] == "error" }
+            #expect(errors.map { $0["command"] } == ["later x +", "later 5 undo", "cancel"])
+            #expect(errors.allSatisfy { $0["code"] == "usage" })
+            #expect(try await fetchRoom(port: server.port, room: "later").version == 0, "nothing applied yet")
+
+            // The client has gone; the server applies its timer when it is due.
+            try await waitUntil("the timer to sleep on the server's clock") { await somethingSleeps(on: clock) }
+            await clock.advance(by: .seconds(60))
+            try await waitUntil("the timer to fire") {
+                try await fetchRoom(port: server.port, room: "later").state == ["count": 5]
+            }
+        }
+    }
+
+    /// On a terminal the prompt says when a line is being edited: its presence state is `{"typing":true}` until the
+    /// line is sent or emptied, and the screen names the others who are typing.
+    @Test func theTerminalPromptSharesTypingAndShowsWhoElseTypes() async throws {
+        try await withServer(app: .counter) { server in
+            let url = roomURL(server, "typing")
+            let alice = try RoomClient(url: url, name: "alice")
+            try await alice.connect()
+            let bob = try TerminalClient(arguments: [url, "--name", "bob"])
+            defer { bob.end() }
+            @Sendable func bobsState() async -> JSON? { await alice.peers.first { $0.name == "bob" }?.state }
+            try await waitUntil("bob to join") { await alice.peers.contains { $0.name == "bob" } }
+            try await waitUntil("bob's screen to show the room") { bob.lastFrame.contains("alice") }
+
+            bob.type("ad")
+            try await waitUntil("bob to be typing") { await bobsState() == ["typing": true] }
+            bob.type("\u{7F}\u{7F}")
+            try await waitUntil("an emptied line to clear it") { await bobsState() == nil }
+            bob.type("+")
+            try await waitUntil("bob to be typing again") { await bobsState() == ["typing": true] }
+            bob.type("\r")
+            try await waitUntil("a sent line to clear it") { await bobsState() == nil }
+            try await waitUntil("bob's + to apply") { await alice.state == ["count": 1] }
+
+            try await alice.setPresence(["typing": true])
+            try await waitUntil("bob's screen to say alice is typing") { bob.lastFrame.contains("alice is typing") }
+            try await alice.setPresence(nil)
+            try await waitUntil("bob's screen to stop saying so") { !bob.lastFrame.contains("is typing") }
+
+            bob.type("later 600 as nap +\r")
+            try await waitUntil("bob's timer") {
+                try await HTTPGet(port: server.port, path: "/rooms/typing/timers").json?["timers"]?.arrayValue?.first?["timer"]
+                    == "nap"
+            }
+            bob.type("timers\r")
+            // Due in 600 s, less the moments since: 10m00s, or 9m5Xs on a slow machine.
+            try await waitUntil("bob's screen to list it") {
+                bob.lastFrame.contains("nap in 10m00s") || bob.lastFrame.contains("nap in 9m5")
+            }
+            #expect(try await bob.quit() == 0)
+            await alice.close()
         }
     }
 

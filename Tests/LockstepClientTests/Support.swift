@@ -19,16 +19,17 @@ func waitUntil(
 
 /// A real server on a free loopback port (or `port`), for the duration of `body`.
 func withServer<T>(
-    app: App = .counter, port: Int = 0, configure: (inout ServerConfiguration) -> Void = { _ in },
-    _ body: (SyncServer) async throws -> T
+    app: App = .counter, port: Int = 0, clock: ServerClock = .continuous,
+    configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (SyncServer) async throws -> T
 ) async throws -> T {
-    let server = try makeServer(app: app, port: port, configure: configure)
+    let server = try makeServer(app: app, port: port, clock: clock, configure: configure)
     defer { server.shutdown() }
     return try await body(server)
 }
 
 func makeServer(
-    app: App, port: Int = 0, dataDirectory: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+    app: App, port: Int = 0, dataDirectory: String? = nil, clock: ServerClock = .continuous,
+    configure: (inout ServerConfiguration) -> Void = { _ in }
 ) throws -> SyncServer {
     var configuration = ServerConfiguration(app: app)
     configuration.port = port
@@ -36,7 +37,7 @@ func makeServer(
     configure(&configuration)
     let storage: ServerStorage =
         try dataDirectory.map { .local(try RoomLog(directory: $0, sync: .normal, app: app.name)) } ?? .memory
-    return try SyncServer(configuration: configuration, storage: storage)
+    return try SyncServer(configuration: configuration, storage: storage, clock: clock)
 }
 
 func roomURL(_ server: SyncServer, _ room: String) -> String { "ws://127.0.0.1:\(server.port)/rooms/\(room)" }

@@ -21,10 +21,11 @@ public final class ChildProcess: Sendable {
 
     /// Starts `executable` with `arguments`; with `pipeInput`, the child's stdin is a pipe written by `write`. The
     /// child inherits this process's environment with `environment` set over it; with `mergeErrors` its stderr goes to
-    /// the same pipe as its stdout.
+    /// the same pipe as its stdout. With `terminal` its stdin and stdout are a pseudo-terminal of that many rows and
+    /// columns instead (what a full-screen program needs): `write` types into it and the output is what it draws.
     public init(
         executable: String, arguments: [String], pipeInput: Bool = false, environment: [String: String] = [:],
-        mergeErrors: Bool = false
+        mergeErrors: Bool = false, terminal: (rows: Int, columns: Int)? = nil
     ) throws(ChildProcessError) {
         var outputPipe: [Int32] = [-1, -1]
         var inputPipe: [Int32] = [-1, -1]
@@ -32,8 +33,16 @@ public final class ChildProcess: Sendable {
         // child's write end, and this child's end of output would never be seen.
         spawnLock.lock()
         defer { spawnLock.unlock() }
-        guard pipe(&outputPipe) == 0 else { throw .spawn(errno) }
-        if pipeInput, pipe(&inputPipe) != 0 { throw .spawn(errno) }
+        if let terminal {
+            // The terminal's side is the child's stdin and stdout; ours reads what it draws and writes its keys.
+            let pair = try Self.openPseudoTerminal(rows: terminal.rows, columns: terminal.columns)
+            outputPipe = [pair.controller, pair.terminal]
+            inputPipe = [pair.terminal, dup(pair.controller)]
+        } else {
+            guard pipe(&outputPipe) == 0 else { throw .spawn(errno) }
+            if pipeInput, pipe(&inputPipe) != 0 { throw .spawn(errno) }
+        }
+        let pipeInput = pipeInput || terminal != nil
         for descriptor in outputPipe + inputPipe where descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
 
         var actions = posix_spawn_file_actions_t()
@@ -66,7 +75,7 @@ public final class ChildProcess: Sendable {
         var child = pid_t()
         let result = posix_spawn(&child, executable, &actions, nil, argv, envp)
         close(outputPipe[1])
-        if pipeInput { close(inputPipe[0]) }
+        if pipeInput, inputPipe[0] != outputPipe[1] { close(inputPipe[0]) }
         guard result == 0 else {
             close(outputPipe[0])
             if pipeInput { close(inputPipe[1]) }
@@ -153,6 +162,33 @@ public final class ChildProcess: Sendable {
             status = code
             return code
         }
+    }
+
+    /// A new pseudo-terminal of `rows` by `columns`: the controlling side (kept here) and the terminal's side (the
+    /// child's), both close-on-exec.
+    private static func openPseudoTerminal(
+        rows: Int, columns: Int
+    ) throws(ChildProcessError) -> (controller: Int32, terminal: Int32) {
+        // Linux's pseudo-terminal multiplexer, unlocked and numbered by ioctl (TIOCSPTLCK, TIOCGPTN), as glibc's
+        // unlockpt and ptsname do.
+        let controller = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        guard controller >= 0 else { throw .spawn(errno) }
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard ioctl(controller, 0x4004_5431, &unlock) == 0, ioctl(controller, 0x8004_5430, &number) == 0 else {
+            let failure = errno
+            close(controller)
+            throw .spawn(failure)
+        }
+        let name = "/dev/pts/\(number)"
+        let terminal = open(name, O_RDWR | O_NOCTTY)
+        guard terminal >= 0 else {
+            close(controller)
+            throw .spawn(errno)
+        }
+        var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(controller, UInt(TIOCSWINSZ), &size)
+        return (controller, terminal)
     }
 
     /// The descriptors open in this process, read from `/proc/self/fd` without copying past each name.

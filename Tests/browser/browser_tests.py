@@ -9,7 +9,8 @@ when the server comes back. The
 inspector names who made each change and when, from the causes.
 The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
 With private parts, each token's inspector shows the room as that token may see it; a client of a path follows part
-of a room.
+of a room. The inspector shows each peer's presence state and the room's pending timers, counting down, and cancels
+one.
 Run from the project root after `swift build`; prints one line per check and "N passed, M failed". With
 LOCKSTEP_SCREENSHOTS=DIR it saves the inspector's screenshots there (`make screenshots`: docs/images).
 """
@@ -526,6 +527,62 @@ def inspector(driver, server):
           driver.find_element("link text", "demo").get_attribute("href").endswith("/inspect/demo"))
 
 
+def inspector_presence_and_timers(driver, server):
+    """The inspector shows what each peer says it is doing (presence state) and the room's pending timers, soonest
+    first, with a countdown that moves on; a fired timer leaves the list, and its Cancel button takes one away."""
+    bob = subprocess.Popen(["websocat", f"ws://127.0.0.1:{server.port}/rooms/later?name=bob"],
+                           stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def send(message):
+        bob.stdin.write(json.dumps(message).encode() + b"\n")
+        bob.stdin.flush()
+
+    try:
+        driver.get(f"http://127.0.0.1:{server.port}/inspect/later")
+        ready = wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", 20)
+        peers = lambda: driver.find_element("id", "peers").text
+        timers = lambda: driver.find_element("id", "timers").text
+        check("the inspector of a room with timers loads", ready and wait_until(lambda: "bob" in peers(), 10), peers())
+
+        send({"type": "presence", "state": {"typing": True}})
+        shown = wait_until(lambda: '{"typing":true}' in peers(), 10)
+        check("the inspector shows a peer's presence state", shown, peers())
+
+        send({"type": "action", "id": "t1", "action": {"type": "increment"}, "after": 120000, "timer": "turn"})
+        send({"type": "action", "id": "t2", "action": {"type": "add", "amount": 2}, "after": 4000, "timer": "soon"})
+        listed = wait_until(lambda: "turn" in timers() and "soon" in timers(), 10)
+        check("the inspector lists the room's pending timers, soonest first, with who and what",
+              listed and timers().index("soon") < timers().index("turn") and "by bob" in timers()
+              and '{"type":"increment"}' in timers(), timers())
+        count = lambda: driver.find_element("id", "timer-count").text
+        check("the timers' heading counts them", count() == "2", count())
+
+        left = lambda name: driver.execute_script(
+            "const text = document.querySelector(`#timers li[data-timer='${arguments[0]}'] .countdown`)?.textContent;"
+            "const match = /in (\\d+) min (\\d+) s|in (\\d+) s/.exec(text ?? '');"
+            "return match ? (match[3] !== undefined ? Number(match[3]) : Number(match[1]) * 60 + Number(match[2])) : -1;",
+            name)
+        first = left("turn")
+        check("a timer shows the time left until it is due", 100 <= first <= 120, first)
+        check("the countdown moves on", wait_until(lambda: 0 <= left("turn") < first, 5), left("turn"))
+
+        fired = wait_until(lambda: "soon" not in timers() and server.room("later")["state"] == {"count": 2}, 15)
+        check("a timer that fired leaves the list", fired and "turn" in timers(), timers())
+
+        click(driver, "css selector", "button[aria-label='cancel timer turn']")
+        cancelled = wait_until(lambda: "turn" not in timers(), 10)
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/rooms/later/timers", timeout=10) as response:
+            pending = json.load(response)["timers"]
+        check("the Cancel button takes a timer away", cancelled and pending == [] and count() == "0", pending)
+
+        send({"type": "presence", "state": None})
+        check("a cleared presence state leaves the peer's entry", wait_until(lambda: "typing" not in peers(), 10),
+              peers())
+    finally:
+        bob.stdin.close()
+        bob.wait(timeout=10)
+
+
 def read_token_inspector(driver):
     """With tokens, the inspector passes `?token=` on to its WebSocket and HTTP calls; a read token hides buttons."""
     secret = "a secret of at least thirty-two bytes for the browser test"
@@ -648,6 +705,7 @@ document.title = "ready";
         timers(driver, server)
         kept_room(driver, page_directory, page_origin)
         inspector(driver, todos)
+        inspector_presence_and_timers(driver, server)
         read_token_inspector(driver)
         private_inspector(driver)
     except Exception as error:  # a check that could not run is a failure, not a crash
