@@ -11,7 +11,10 @@ Every run gets a fresh server (counter app, no rate limit; for `--data`, a fresh
    (`--scenario http --writers 8`, with 8 WebSocket readers), beside 8 WebSocket writers keeping their default window
    of actions in flight (`--scenario burst --writers 8`, the same 8 sockets reading): acked requests/s over acked
    actions/s (goal ≥ 0.5); and, to tell the transport from the pipelining, beside WebSocket writers with one action
-   in flight each (`--window 1`), as the HTTP writers;
+   in flight each (`--window 1`), as the HTTP writers. One request in flight per connection is what a backend does;
+   no pipelining. Both kinds of writer run in the same generator process on the same cores as the server: an HTTP
+   writer is a thread with a blocking socket that builds each request in place and reads each answer's head as bytes,
+   so that its own cost per request stays near a WebSocket writer's and the server, not the generator, sets the rate;
 2. following: at a fixed rate (one writer, RATE changes/s, default 2 000), the server's CPU per change with READERS
    extra followers (`GET /rooms/ROOM/log?follow=true`, each read by a thread of this script that checks its versions
    are contiguous) and with READERS extra WebSocket clients, each less the CPU per change of the same run without an
@@ -215,18 +218,22 @@ def main():
     lines = [f"### Requests over HTTP and following, one room ({os.cpu_count()} cores, load average {average} at the "
              f"start; medians of {REPEAT} runs of {DURATION} s each)", "",
              f"| server | HTTP requests/s ({WRITERS} writers, 1 in flight each) | request p99 | "
-             f"WebSocket actions/s (burst, {WRITERS} writers) | ratio | goal | WebSocket, 1 in flight each | ratio |",
-             "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
+             f"WebSocket actions/s (burst, {WRITERS} writers) | ratio | goal | WebSocket, 1 in flight each | ratio | "
+             f"generator CPU per change: HTTP, burst, 1 in flight |",
+             "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
     reports = []
     acked_per_second = lambda report: report["actionsPerSecond"]
+    generator_per_change = lambda report: report["generatorCPUSeconds"] / report["acked"] * 1e6 if report["acked"] else 0
     for name, memory in storages:
         print(f"writes, {name}", file=sys.stderr)
         runs = writes(binary, memory)
         reports += runs["http"] + runs["ws"] + runs["ws1"]
         http_rate, ws_rate, ws1_rate = (median(runs[kind], acked_per_second) for kind in ("http", "ws", "ws1"))
         p99 = median(runs["http"], lambda report: report["requestLatencyMs"]["p99"])
+        # The generator shares the server's cores: its cost per change says whether it, not the server, set a rate.
+        generator = " / ".join(f"{median(runs[kind], generator_per_change):.1f} µs" for kind in ("http", "ws", "ws1"))
         lines.append(f"| `{name}` | {http_rate:,.0f} | {p99:.2f} ms | {ws_rate:,.0f} | {ratio(http_rate, ws_rate)} | "
-                     f"≥ 0.5 | {ws1_rate:,.0f} | {ratio(http_rate, ws1_rate)} |")
+                     f"≥ 0.5 | {ws1_rate:,.0f} | {ratio(http_rate, ws1_rate)} | {generator} |")
     lines += ["", f"Server CPU per change at {RATE} changes/s: alone, with {READERS} extra WebSocket clients, with "
               f"{READERS} followers; each extra reader's share of it (less the run alone, over {READERS}):",
               "", "| server | alone | + clients | + followers | one client | one follower | ratio | goal |",

@@ -17,8 +17,10 @@ struct GenerateLoad: ParsableCommand {
             --clients sockets; with --server-pid, the server's RSS per connection), burst (each writer keeps \
             --window actions in flight; the highest throughput), http (--writers POST one action at a time each \
             to the room over a keep-alive HTTP/1.1 connection of its own, for --duration; every client reads and \
-            checks each patch; requests/s and each request's latency; with a secret, writer i's token has sub h<i>). \
-            Traffic goes only to loopback addresses.
+            checks each patch; requests/s and each request's latency; with a secret, writer i's token has sub h<i>), \
+            presence (W writers send presence states, a cursor each, at a total --rate on the fanout's schedule; \
+            every client reads the merged changes, counted as deliveries; nothing is acknowledged: compare the \
+            server CPU with fanout's). Traffic goes only to loopback addresses.
 
             \(fieldHelp)
             """
@@ -29,7 +31,8 @@ struct GenerateLoad: ParsableCommand {
         --json prints one object: scenario, url, clients, connected, connectFailures, closedByServer, writers, \
         offeredRate (actions/s; 0 for burst/connect), durationSeconds, sent, unsent (scheduled while the writer was \
         not connected), acked, errors (error messages received), actionsPerSecond (acked / time to last ack), \
-        deliveries (patches received by all clients), deliveriesPerSecond (deliveries / time to last delivery), \
+        deliveries (patches received by all clients; presence: presence messages), receivedBytes (text received by \
+        all clients in the timed part), deliveriesPerSecond (deliveries / time to last delivery), \
         latencyMs {p50, p90, p99, p999, max, count} (scheduled send to receipt, every delivery), requestLatencyMs \
         (http: the same of each request, sent to answered), gaps (patches not \
         exactly version+1), missing (acked changes some open client neither received nor skipped via a snapshot), \
@@ -58,13 +61,13 @@ struct GenerateLoad: ParsableCommand {
     @Option(help: "Fanout: total actions per second across all writers.")
     var rate: Double = 100
 
-    @Option(help: "How long writers send (fanout, burst, http) or sockets are held (connect).")
+    @Option(help: "How long writers send (fanout, burst, http, presence) or sockets are held (connect).")
     var duration = Interval(argument: "30s")!
 
     @Option(help: "The server's --app: picks the action writers send (counter, json, todos).")
     var app = "counter"
 
-    @Option(help: "fanout, connect, burst or http.")
+    @Option(help: "fanout, connect, burst, http or presence (writers send presence states at --rate, not actions).")
     var scenario: LoadScenario = .fanout
 
     @Option(help: "Burst: actions each writer keeps in flight.")
@@ -184,5 +187,5 @@ struct GenerateLoad: ParsableCommand {
     }
 }
 
-/// `--scenario fanout`, `connect`, `burst` or `http`.
+/// `--scenario fanout`, `connect`, `burst`, `http` or `presence`.
 extension LoadScenario: ExpressibleByArgument {}

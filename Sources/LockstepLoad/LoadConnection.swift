@@ -52,6 +52,12 @@ final class LoadConnection: WebSocketClientDelegate {
             return
         }
         sequence += 1
+        if shard.sendsPresence {
+            let text = #"{"type":"presence","state":{"writer":\#(writer),"x":\#(sequence % 1_000),"y":\#(sequence / 1_000)}}"#
+            connection.send(text: Array(text.utf8))
+            shard.sent.add(1, ordering: .relaxed)
+            return
+        }
         inFlight += 1
         let id = "w\(writer)-\(sequence)-\(scheduledNanos)"
         var action = shard.actionHasID ? shard.actionJSON.replacing("$ID", with: id) : shard.actionJSON
@@ -98,6 +104,7 @@ final class LoadConnection: WebSocketClientDelegate {
     /// Every server message, read in place in the receive buffer: no copy, no allocation.
     func client(_ connection: WebSocketClientConnection, didReceiveText bytes: UnsafeRawBufferPointer) {
         let bytes = bytes.assumingMemoryBound(to: UInt8.self)
+        shard.receivedBytes.add(bytes.count, ordering: .relaxed)
         received(kind: LoadMessageScanner.kind(of: bytes), bytes: bytes)
     }
 
@@ -165,7 +172,9 @@ final class LoadConnection: WebSocketClientDelegate {
         case .error:
             shard.recordError(String(decoding: bytes, as: UTF8.self))
             if writer != nil, LoadMessageScanner.firstID(in: bytes) != nil { answered() }
-        case .presence, .other:
+        case .presence:
+            if shard.sendsPresence { shard.deliveries.add(1, ordering: .relaxed) }
+        case .other:
             break
         }
     }

@@ -46,6 +46,9 @@ final class LoadHTTPWriter: @unchecked Sendable {
     /// Bytes received and not yet consumed.
     private var received: [UInt8] = []
     private var chunk = [UInt8](repeating: 0, count: 16_384)
+    /// The request being sent, rebuilt in place for each one: the writer, on the server's cores, is not to be the
+    /// slower side of the comparison.
+    private var request: [UInt8] = []
     private var sequence = 0
     /// Sent to answered, in microseconds, every request.
     private(set) var latencies = Histogram<UInt64>(
@@ -116,8 +119,12 @@ final class LoadHTTPWriter: @unchecked Sendable {
         let sentNanos = LoadClock.now()
         let id = "w\(index)-\(sequence)-\(sentNanos)"
         let action = actionHasID ? actionJSON.replacing("$ID", with: id) : actionJSON
-        let body = Array(#"{"type":"action","id":"\#(id)","action":\#(action)}"#.utf8)
-        let request = head + Array("\(body.count)\r\n\r\n".utf8) + body
+        let body = #"{"type":"action","id":"\#(id)","action":\#(action)}"#.utf8
+        request.removeAll(keepingCapacity: true)
+        request += head
+        request += String(body.count).utf8
+        request += [13, 10, 13, 10]
+        request += body
         sent.add(1, ordering: .relaxed)
         guard writeAll(request) else {
             record(error: "HTTP writer \(index): sending failed: \(String(cString: strerror(errno)))")
@@ -134,13 +141,14 @@ final class LoadHTTPWriter: @unchecked Sendable {
         }
         let now = LoadClock.now()
         _ = latencies.record(max(1, min((now - sentNanos) / 1000, 600_000_000)))
-        if answer.status == 200, let version = Self.version(in: answer.body) {
+        if answer.status == 200, let version = Self.version(in: received[answer.body]) {
             versions.append(version)
             lastAckNanos = now
             acked.add(1, ordering: .relaxed)
         } else {
-            record(error: "HTTP \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+            record(error: "HTTP \(answer.status): \(String(decoding: received[answer.body], as: UTF8.self))")
         }
+        received.removeSubrange(0..<answer.body.upperBound)
         if answer.closes { closeSocket() }
     }
 
@@ -149,10 +157,11 @@ final class LoadHTTPWriter: @unchecked Sendable {
         if firstError == nil { firstError = error }
     }
 
-    /// A whole answer: its status, its body, and whether the server closes the connection after it.
+    /// A whole answer: its status, where its body lies in `received`, and whether the server closes the connection
+    /// after it.
     private struct Answer {
         var status: Int
-        var body: ArraySlice<UInt8>
+        var body: Range<Int>
         var closes: Bool
     }
 
@@ -161,45 +170,69 @@ final class LoadHTTPWriter: @unchecked Sendable {
         var message: String
     }
 
-    /// Reads one answer with a `Content-Length` body (the server's kind) and leaves what follows it in `received`.
+    /// Reads one answer with a `Content-Length` body (the server's kind) into `received`, from its start; what
+    /// follows it stays there. The head is read as bytes, without a string per line.
     private func readAnswer() -> Result<Answer, Failure> {
         var headEnd: Int?
+        var searched = 0
         while headEnd == nil {
-            headEnd = Self.endOfHead(in: received)
+            headEnd = Self.endOfHead(in: received, from: searched)
+            searched = max(0, received.count - 3)
             if headEnd == nil, let failure = receiveMore() { return .failure(failure) }
         }
         let end = headEnd!
-        let lines = String(decoding: received[..<end], as: UTF8.self).split(whereSeparator: \.isNewline)
-        let statusLine = lines.first?.split(separator: " ") ?? []
-        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]) else {
-            return .failure(Failure(message: "not an HTTP answer: \(lines.first?.prefix(80) ?? "")"))
+        let head = received[..<end]
+        let lines = head.split(separator: 10).map { $0.last == 13 ? $0.dropLast() : $0 }
+        let statusLine = lines.first ?? []
+        let parts = statusLine.split(separator: 32, maxSplits: 2)
+        guard parts.count >= 2, parts[0].starts(with: Self.httpPrefix), let status = Self.integer(parts[1]) else {
+            return .failure(Failure(message: "not an HTTP answer: \(String(decoding: statusLine.prefix(80), as: UTF8.self))"))
         }
         var length = 0
-        var closes = statusLine[0] == "HTTP/1.0"
+        var closes = parts[0].elementsEqual(Self.http10)
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces).lowercased()
-            switch name {
-            case "content-length": length = Int(value) ?? 0
-            case "connection": closes = value == "close" ? true : value == "keep-alive" ? false : closes
-            case "transfer-encoding" where value != "identity":
-                return .failure(Failure(message: "answer with Transfer-Encoding \(value), expected Content-Length"))
-            default: break
+            guard let colon = line.firstIndex(of: 58) else { continue }
+            let name = line[..<colon]
+            let value = line[(colon + 1)...].drop(while: { $0 == 32 || $0 == 9 })
+            if Self.equalsIgnoringCase(name, "content-length") {
+                length = Self.integer(value) ?? 0
+            } else if Self.equalsIgnoringCase(name, "connection") {
+                if Self.equalsIgnoringCase(value, "close") { closes = true }
+                if Self.equalsIgnoringCase(value, "keep-alive") { closes = false }
+            } else if Self.equalsIgnoringCase(name, "transfer-encoding"), !Self.equalsIgnoringCase(value, "identity") {
+                let encoding = String(decoding: value, as: UTF8.self)
+                return .failure(Failure(message: "answer with Transfer-Encoding \(encoding), expected Content-Length"))
             }
         }
         while received.count < end + length {
             if let failure = receiveMore() { return .failure(failure) }
         }
-        let answer = Answer(status: status, body: received[end..<(end + length)], closes: closes)
-        received.removeSubrange(0..<(end + length))
-        return .success(answer)
+        return .success(Answer(status: status, body: end..<(end + length), closes: closes))
     }
 
-    /// The index just past the blank line that ends a head, if `bytes` holds one.
-    private static func endOfHead(in bytes: [UInt8]) -> Int? {
+    private static let httpPrefix = Array("HTTP/1.".utf8)
+    private static let http10 = Array("HTTP/1.0".utf8)
+
+    /// Whether `bytes` spell `name` (ASCII, lowercase), whatever their case.
+    private static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ name: StaticString) -> Bool {
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        return name.withUTF8Buffer { name in
+            zip(bytes, name).allSatisfy { byte, wanted in (65...90).contains(byte) ? byte | 32 == wanted : byte == wanted }
+        }
+    }
+
+    /// The decimal number `bytes` spell (trailing spaces allowed), if any.
+    private static func integer(_ bytes: ArraySlice<UInt8>) -> Int? {
+        let digits = bytes.prefix { (48...57).contains($0) }
+        guard !digits.isEmpty, digits.count <= 18, bytes.dropFirst(digits.count).allSatisfy({ $0 == 32 || $0 == 9 })
+        else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 48) }
+    }
+
+    /// The index just past the blank line that ends a head, if `bytes` holds one; the search starts at `start`.
+    private static func endOfHead(in bytes: [UInt8], from start: Int) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in 3..<bytes.count
+        for index in max(3, start + 3)..<bytes.count
         where bytes[index] == 10 && bytes[index - 1] == 13 && bytes[index - 2] == 10 && bytes[index - 3] == 13 {
             return index + 1
         }

@@ -86,7 +86,10 @@ public struct LoadPlan: Sendable {
         } else if scenario != .connect {
             guard (1...clients).contains(writers) else { throw LoadPlanError("--writers must be 1...--clients") }
         }
-        if scenario == .fanout {
+        if scenario == .presence, processes > 1 {
+            throw LoadPlanError("--scenario presence runs in one process (no --processes)")
+        }
+        if scenario == .fanout || scenario == .presence {
             guard rate > 0, rate.isFinite else { throw LoadPlanError("--rate must be a positive number") }
         }
         guard actionJSON != nil else { throw LoadPlanError("unknown --app '\(app)'; choose counter, json or todos") }

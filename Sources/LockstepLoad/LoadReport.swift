@@ -50,6 +50,8 @@ public struct LoadReport: Codable, Sendable {
     public var actionsPerSecond: Double
     /// Patches received by all clients.
     public var deliveries: Int
+    /// Bytes of the text messages all clients received in the timed part (and its drain).
+    public var receivedBytes: Int
     /// Deliveries over the time to the last delivery.
     public var deliveriesPerSecond: Double
     /// Scheduled send to receipt, every delivery.

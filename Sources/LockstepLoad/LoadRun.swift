@@ -59,6 +59,7 @@ public struct LoadRun: Sendable {
         let shards = try (0..<plan.threads).map { _ throws(LoadError) in
             try LoadShard(
                 actionJSON: plan.actionJSON!, burstWindow: plan.scenario == .burst ? plan.window : 0,
+                sendsPresence: plan.scenario == .presence,
                 trustedCertificatesFile: plan.trustedCertificatesFile, eventLoop: plan.eventLoop,
                 collectInterval: plan.collectInterval, layout: plan.layout)
         }
@@ -90,6 +91,10 @@ public struct LoadRun: Sendable {
         switch plan.scenario {
         case .fanout:
             scheduled = runSchedule(shards: shards, start: start, progress: progress)
+        case .presence:
+            _ = runSchedule(shards: shards, start: start, progress: progress)
+            // Nothing is answered: the last merged states leave within the server's presence interval.
+            LoadClock.sleep(until: LoadClock.now() + Self.presenceSettle.nanoseconds)
         case .burst:
             LoadClock.sleep(until: start)
             for shard in shards { shard.client.loop.execute { shard.startBurst() } }
@@ -101,7 +106,7 @@ public struct LoadRun: Sendable {
         case .http:
             run(httpWriters, start: start, end: end, progress: progress)
         }
-        if plan.scenario != .connect || worker != nil {
+        if plan.scenario != .presence, plan.scenario != .connect || worker != nil {
             try waitForDrain(
                 shards: shards, scheduled: scheduled, deadline: LoadClock.now() + plan.drain.nanoseconds,
                 progress: progress, alsoAcked: httpWriters.lazy.compactMap { $0.versions.max() }.max())
@@ -264,6 +269,7 @@ public struct LoadRun: Sendable {
             errors: tally.errors,
             actionsPerSecond: perSecond(tally.acked, until: tally.lastAckNanos),
             deliveries: tally.deliveries,
+            receivedBytes: tally.receivedBytes,
             deliveriesPerSecond: perSecond(tally.deliveries, until: tally.lastDeliveryNanos),
             latencyMs: Self.latency(of: tally.histogram),
             requestLatencyMs: tally.requestHistogram.map { Self.latency(of: $0) },
@@ -285,11 +291,16 @@ public struct LoadRun: Sendable {
         report.passed =
             report.connectFailures == 0 && report.closedByServer == 0 && report.gaps == 0
             && report.missing == 0
-            && (plan.scenario == .connect || (report.unsent == 0 && report.errors == 0 && report.acked == report.sent))
+            && (plan.scenario == .connect || (report.unsent == 0 && report.errors == 0
+                && (plan.scenario == .presence || report.acked == report.sent)))
         return report
     }
 
     // MARK: - Helpers
+
+    /// How long a presence run waits after its last send: longer than the server's default presence interval, so
+    /// the last merged states are read before the counts are taken.
+    static let presenceSettle = Duration.milliseconds(500)
 
     /// The percentiles of `histogram` (µs) in milliseconds.
     static func latency(of histogram: Histogram<UInt64>) -> LoadReport.Latency {

@@ -1,7 +1,7 @@
 /// What a load run measures; each scenario answers one question about the server.
 public enum LoadScenario: String, CaseIterable, Sendable {
     /// Whether the first ``LoadPlan/writers`` WebSocket clients send actions (the others only read).
-    var hasWebSocketWriters: Bool { self == .fanout || self == .burst }
+    var hasWebSocketWriters: Bool { self != .connect && self != .http }
 
     /// Open-loop writers at a fixed total rate, every client checking and timing each patch.
     case fanout
@@ -13,4 +13,8 @@ public enum LoadScenario: String, CaseIterable, Sendable {
     /// at a time (closed loop); every WebSocket client is a reader checking and timing each patch. Measures requests
     /// per second and each request's latency.
     case http
+    /// The writers send presence states (`{"type":"presence","state":..}`, a cursor) on the fanout's open-loop
+    /// schedule instead of actions; every client reads the merged `changed` messages. Nothing is versioned or
+    /// acknowledged: compare its server CPU and bytes with fanout's moves written as actions.
+    case presence
 }

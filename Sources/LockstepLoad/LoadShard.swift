@@ -24,6 +24,8 @@ final class LoadShard: @unchecked Sendable {
     let everyVersionReachesEveryone: Bool
     /// Burst: actions each writer keeps in flight; 0 for the open-loop schedule.
     let burstWindow: Int
+    /// Whether the writers send presence states instead of actions (``LoadScenario/presence``).
+    let sendsPresence: Bool
 
     // Loop-thread state.
     private(set) var connections: [LoadConnection] = []
@@ -49,6 +51,8 @@ final class LoadShard: @unchecked Sendable {
     /// Acks of setup actions (sent before timing).
     let setupAcks = Atomic<Int>(0)
     let deliveries = Atomic<Int>(0)
+    /// Bytes of the text messages received in the timed part.
+    let receivedBytes = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     let gaps = Atomic<Int>(0)
     let resyncs = Atomic<Int>(0)
@@ -57,7 +61,7 @@ final class LoadShard: @unchecked Sendable {
     let intervalP99 = Atomic<UInt64>(0)
 
     init(
-        actionJSON: String, burstWindow: Int, trustedCertificatesFile: String?, eventLoop: EventLoopBackend,
+        actionJSON: String, burstWindow: Int, sendsPresence: Bool, trustedCertificatesFile: String?, eventLoop: EventLoopBackend,
         collectInterval: Duration, layout: LoadLayout
     ) throws(LoadError) {
         do {
@@ -74,6 +78,7 @@ final class LoadShard: @unchecked Sendable {
         self.layout = layout
         everyVersionReachesEveryone = layout.everyVersionReachesEveryone
         self.burstWindow = burstWindow
+        self.sendsPresence = sendsPresence
     }
 
     /// Runs `body` on the loop thread and waits for its result. Never call it on the loop thread.
@@ -194,6 +199,7 @@ final class LoadShard: @unchecked Sendable {
     func resetCounts() {
         for connection in connections { connection.resetCounts() }
         deliveries.store(0, ordering: .relaxed)
+        receivedBytes.store(0, ordering: .relaxed)
         resyncs.store(0, ordering: .relaxed)
         latencies.reset()
         lastDeliveryNanos = 0

@@ -12,6 +12,7 @@ struct LoadTally: Codable, Sendable {
     var acked = 0
     var errors = 0
     var deliveries = 0
+    var receivedBytes = 0
     var gaps = 0
     var snapshots = 0
     var missing = 0
@@ -37,6 +38,7 @@ struct LoadTally: Codable, Sendable {
         acked = total { $0.acks.load(ordering: .relaxed) }
         errors = total { $0.errors.load(ordering: .relaxed) }
         deliveries = total { $0.deliveries.load(ordering: .relaxed) }
+        receivedBytes = total { $0.receivedBytes.load(ordering: .relaxed) }
         gaps = total { $0.gaps.load(ordering: .relaxed) }
         snapshots = total { $0.resyncs.load(ordering: .relaxed) }
         missing = summaries.reduce(0) { $0 + $1.missing }
@@ -73,6 +75,7 @@ struct LoadTally: Codable, Sendable {
         acked += other.acked
         errors += other.errors
         deliveries += other.deliveries
+        receivedBytes += other.receivedBytes
         gaps += other.gaps
         snapshots += other.snapshots
         missing += other.missing

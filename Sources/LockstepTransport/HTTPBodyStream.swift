@@ -10,7 +10,8 @@ import Synchronization
 /// An open-ended body (``init(openEnded:released:_:)``) waits for events rather than for work in progress: it may
 /// answer `.later` for as long as it likes, keeps its connection alive itself, and may be ended from the server's side
 /// with ``close()``.
-// @unchecked Sendable: `next`, `released`, `wsi` and `waitingWsi` are used on the loop thread only; `loop` is a Mutex.
+// @unchecked Sendable: `next`, `released`, `server`, `wsi`, `waitingWsi` and `flushScheduled` are used on the loop thread
+// only; `loop` is a Mutex.
 public final class HTTPBodyStream: @unchecked Sendable, Equatable {
     /// What the producer has next.
     public enum Piece {
@@ -36,6 +37,10 @@ public final class HTTPBodyStream: @unchecked Sendable, Equatable {
     private var wsi: OpaquePointer?
     /// The connection waiting after `.later`; nil while the transport is writing, and once the client is gone.
     var waitingWsi: OpaquePointer?
+    /// The server writing this body, which flushes it at the end of a pass in which it was resumed.
+    private weak var server: WebSocketServer?
+    /// A flush is scheduled for the end of this pass of the loop.
+    var flushScheduled = false
 
     /// `next` is called on the loop thread until it returns `.end` or `.failed`, or the client goes away.
     public init(_ next: @escaping () -> Piece) {
@@ -58,12 +63,21 @@ public final class HTTPBodyStream: @unchecked Sendable, Equatable {
 
     /// After `next` answered `.later`: asks the transport to call it again. Any thread; does nothing while the
     /// transport is still writing (it asks anyway) or once the body ended or the client went away.
+    ///
+    /// The transport calls it at the end of the loop's pass, once however often the body was resumed in it, and
+    /// writes all it then has in one send (`HTTPStreamWriter.flush`), as WebSocket broadcasts are: a feed of small
+    /// pieces costs a send per pass, not a send and a wake of the loop per piece.
     public func resume() {
-        loop.withLock { $0 }?.execute { [self] in
-            guard let wsi = waitingWsi else { return }
-            waitingWsi = nil
-            HTTPExchange.proceed(wsi)
-        }
+        guard let loop = loop.withLock({ $0 }) else { return }
+        if loop.isCurrent { return scheduleFlush() }
+        loop.execute { [self] in scheduleFlush() }
+    }
+
+    /// Has the server flush this body at the end of this pass. Loop thread.
+    private func scheduleFlush() {
+        guard waitingWsi != nil, !flushScheduled, let server else { return }
+        flushScheduled = true
+        server.scheduleFlush(self)
     }
 
     /// Ends the body from the server's side: its connection closes without the final chunk, whatever is still queued
@@ -75,9 +89,10 @@ public final class HTTPBodyStream: @unchecked Sendable, Equatable {
         }
     }
 
-    /// Binds the stream to the loop and connection that write it. Loop thread.
-    func bind(to loop: ServiceLoop, wsi: OpaquePointer) {
-        self.loop.withLock { $0 = loop }
+    /// Binds the stream to the server and connection that write it. Loop thread.
+    func bind(to server: WebSocketServer, wsi: OpaquePointer) {
+        loop.withLock { $0 = server.loop }
+        self.server = server
         self.wsi = wsi
     }
 

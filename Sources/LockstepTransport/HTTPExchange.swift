@@ -11,6 +11,9 @@ final class HTTPExchange {
     var promise: HTTPPromise?
     /// A request whose body is still arriving: it is answered once the body is whole.
     var receiving: HTTPRequest?
+    /// How the stream ended (`.end` or `.failed`) when a flush at a pass's end met it: the writeable callback that
+    /// finishes the body takes it in place of asking the stream again.
+    var streamEnding: HTTPBodyStream.Piece?
 
     init(body: [UInt8], stream: HTTPBodyStream? = nil) {
         self.body = body

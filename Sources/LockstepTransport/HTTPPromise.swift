@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Until then nothing is written and the connection may wait up to `responseWaitTimeoutSeconds`, after which
 /// libwebsockets closes it. Completing after the client went away, or a second time, does nothing.
-// @unchecked Sendable: `state` is a Mutex; `wsi` and `isHead` are touched only on the loop thread.
+// @unchecked Sendable: `state` is a Mutex; `wsi`, `isHead` and `server` are touched only on the loop thread.
 public final class HTTPPromise: @unchecked Sendable, Equatable {
     private struct State {
         /// The loop of the server waiting for the answer; nil until the promise is returned from `respond(to:)`.
@@ -19,6 +19,8 @@ public final class HTTPPromise: @unchecked Sendable, Equatable {
     var wsi: OpaquePointer?
     /// Whether the request was a HEAD (the answer then has no body). Loop thread.
     var isHead = false
+    /// The server whose connection waits, which writes the answer at the end of the pass it came in. Loop thread.
+    private weak var server: WebSocketServer?
 
     public init() {}
 
@@ -31,21 +33,29 @@ public final class HTTPPromise: @unchecked Sendable, Equatable {
             state.response = response
             return state.loop
         }
-        loop?.execute { [self] in
-            if let wsi { HTTPExchange.proceed(wsi) }
-        }
+        guard let loop else { return }
+        // On the loop (an answer from a room's own work), the answer joins the others of this pass: no wake.
+        if loop.isCurrent { return scheduleAnswer() }
+        loop.execute { [self] in scheduleAnswer() }
+    }
+
+    /// Has the server write the answer at the end of this pass. Loop thread.
+    private func scheduleAnswer() {
+        guard wsi != nil, let server else { return }
+        server.scheduleAnswer(self)
     }
 
     /// Binds the promise to the connection waiting for it; false when it already answers another request. Returns
     /// whether the answer is ready already, in `ready`. Loop thread.
-    func attach(to wsi: OpaquePointer, loop: ServiceLoop, isHead: Bool) -> (attached: Bool, ready: Bool) {
+    func attach(to wsi: OpaquePointer, server: WebSocketServer, isHead: Bool) -> (attached: Bool, ready: Bool) {
         let (attached, ready) = state.withLock { state -> (Bool, Bool) in
             guard state.loop == nil else { return (false, false) }
-            state.loop = loop
+            state.loop = server.loop
             return (true, state.completed)
         }
         if attached {
             self.wsi = wsi
+            self.server = server
             self.isHead = isHead
         }
         return (attached, ready)

@@ -21,7 +21,9 @@ enum HTTPStreamWriter {
         keepAlive(wsi, server: server)
         var finished = false
         while exchange.offset == exchange.body.count && !finished {
-            switch stream.next() {
+            let piece = exchange.streamEnding ?? stream.next()
+            exchange.streamEnding = nil
+            switch piece {
             case .bytes(let bytes):
                 guard !bytes.isEmpty else { continue }
                 exchange.body = Array("\(String(bytes.count, radix: 16))\r\n".utf8) + bytes + [13, 10]
@@ -53,6 +55,58 @@ enum HTTPStreamWriter {
         if written < 0 { return .failed }
         keepAlive(wsi, server: server)
         return isLast ? .finished : .more
+    }
+
+    /// Writes what a waiting stream has now, at the end of a pass in which it was resumed, outside a callback: every
+    /// piece up to its next `.later`, as chunks in one send. A socket that holds data back, TLS, a body that ends
+    /// or more than the write buffer takes go back to the writeable callbacks (`HTTPExchange.proceed`), which write
+    /// the rest. Loop thread.
+    static func flush(_ stream: HTTPBodyStream, server: WebSocketServer) {
+        stream.flushScheduled = false
+        guard let wsi = stream.waitingWsi, let exchange = exchange(of: wsi), exchange.stream === stream else { return }
+        stream.waitingWsi = nil
+        guard lws_is_ssl(wsi) == 0, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi) }
+        let capacity = server.configuration.coalesceBytes
+        let base = (server.writeBuffer + CLibWebSockets_LWS_PRE).assumingMemoryBound(to: UInt8.self)
+        var length = 0
+        func put(_ part: [UInt8]) {
+            part.withUnsafeBufferPointer { (base + length).update(from: $0.baseAddress!, count: $0.count) }
+            length += part.count
+        }
+        var waits = false
+        gathering: while true {
+            switch stream.next() {
+            case .bytes(let bytes):
+                guard !bytes.isEmpty else { continue }
+                let size = Array("\(String(bytes.count, radix: 16))\r\n".utf8)
+                guard length + size.count + bytes.count + 2 <= capacity else {
+                    // The writeable callback writes it, after what is gathered.
+                    exchange.body = size + bytes + [13, 10]
+                    exchange.offset = 0
+                    break gathering
+                }
+                put(size)
+                put(bytes)
+                put([13, 10])
+            case .later:
+                waits = true
+                break gathering
+            case let ending:
+                exchange.streamEnding = ending
+                break gathering
+            }
+        }
+        if length > 0, lws_write(wsi, base, length, LWS_WRITE_HTTP) < 0 {
+            return lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        }
+        // What the socket did not take, lws holds and writes as it drains; a body paused meanwhile would not be
+        // served (reading is off), so the writeable callbacks take over until lws holds nothing, as before.
+        guard waits, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi) }
+        stream.waitingWsi = wsi
+        // Reading stays paused, as after any `.later`; a body that is not open-ended waits anew for its producer.
+        if !stream.isOpenEnded {
+            lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(server.configuration.responseWaitTimeoutSeconds))
+        }
     }
 
     /// Gives the exchange another request timeout from now: a stream may take longer than that in all (its

@@ -15,14 +15,24 @@ enum HeaderAccess {
     /// Any header by case-insensitive name: a token lws knows, else a custom header.
     static func header(_ wsi: OpaquePointer, named name: String) -> String? {
         let wanted = name.lowercased() + ":"
+        if let token = knownTokens[wanted] { return self.token(wsi, token) }
+        return custom(wsi, named: wanted) ?? custom(wsi, named: name + ":")
+    }
+
+    /// The tokens lws parses, by lowercased name with its colon ("content-type:"): built once, since a request asks
+    /// for several headers and each scan of lws's names cost an allocation per name.
+    private static let knownTokens: [String: lws_token_indexes] = {
+        var tokens: [String: lws_token_indexes] = [:]
         for raw in 0..<WSI_TOKEN_COUNT.rawValue {
             let token = lws_token_indexes(rawValue: raw)
             guard let cName = lws_token_to_string(token) else { continue }
             let known = String(decoding: UnsafeRawBufferPointer(start: cName, count: strlen(cName)), as: UTF8.self)
-            if known.lowercased() == wanted { return self.token(wsi, token) }
+            let key = known.lowercased()
+            // The first token of a name wins, as the scan it replaces found it.
+            if tokens[key] == nil { tokens[key] = token }
         }
-        return custom(wsi, named: wanted) ?? custom(wsi, named: name + ":")
-    }
+        return tokens
+    }()
 
     private static func custom(_ wsi: OpaquePointer, named name: String) -> String? {
         var cName = Array(name.utf8CString)

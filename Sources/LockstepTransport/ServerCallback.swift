@@ -189,8 +189,10 @@ private func receivingRequest(in user: UnsafeMutableRawPointer?) -> HTTPRequest?
     return Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue().receiving
 }
 
-/// Writes `response`'s head and starts its body, or, for a deferred one, waits for its promise. In a callback of
-/// `wsi`; returns what the callback returns.
+/// Writes `response`: a whole answer (head and body) in one write where it fits the write buffer, as most do;
+/// else the head and as much body as fits, the rest in writeable callbacks. A stream's head is written alone and its
+/// body follows in writeable callbacks; a deferred answer waits for its promise. In a callback of `wsi`, or at the end
+/// of a pass for a promise answered then (`answerReady`); returns what the callback returns.
 private func answer(
     _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, with response: HTTPResponse, isHead: Bool,
     server: WebSocketServer
@@ -198,9 +200,9 @@ private func answer(
     if let promise = response.promise {
         return wait(for: promise, wsi, user, isHead: isHead, server: server)
     }
-    let pre = CLibWebSockets_LWS_PRE
-    let headerSpace = min(8192, server.configuration.coalesceBytes)
-    let start = (server.writeBuffer + pre).assumingMemoryBound(to: UInt8.self)
+    let capacity = server.configuration.coalesceBytes
+    let headerSpace = min(8192, capacity)
+    let start = (server.writeBuffer + CLibWebSockets_LWS_PRE).assumingMemoryBound(to: UInt8.self)
     var cursor: UnsafeMutablePointer<UInt8>? = start
     let end = start + headerSpace - 1
     // A stream has no length: UInt64.max is lws's LWS_ILLEGAL_HTTP_CONTENT_LEN (it then adds Connection: close).
@@ -217,19 +219,60 @@ private func answer(
         var cValue = Array(value.utf8)
         if lws_add_http_header_by_name(wsi, &cName, &cValue, Int32(cValue.count), &cursor, end) != 0 { return -1 }
     }
-    if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
+    if lws_finalize_http_header(wsi, &cursor, end) != 0 { return -1 }
+    let headLength = cursor! - start
 
-    if (response.body.isEmpty && response.stream == nil) || isHead {
+    if let stream = response.stream, !isHead {
+        if lws_write(wsi, start, headLength, LWS_WRITE_HTTP_HEADERS) < 0 { return -1 }
+        guard storeExchange(HTTPExchange(body: [], stream: stream), in: user) else { return -1 }
+        stream.bind(to: server, wsi: wsi)
+        HTTPStreamWriter.keepAlive(wsi, server: server)
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+    // In h1 lws_write sends HTTP bytes as they are (lib/roles/h1/ops-h1.c, 4.1.6), head and body alike: one send.
+    let inline = isHead ? 0 : min(response.body.count, capacity - headLength)
+    response.body.withUnsafeBytes { body in
+        if inline > 0 { UnsafeMutableRawPointer(cursor!).copyMemory(from: body.baseAddress!, byteCount: inline) }
+    }
+    let isLast = isHead || inline == response.body.count
+    if lws_write(wsi, start, headLength + inline, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0 { return -1 }
+    if isLast {
         releaseExchange(user)
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
-    guard storeExchange(HTTPExchange(body: response.body, stream: response.stream), in: user) else { return -1 }
-    if let stream = response.stream {
-        stream.bind(to: server.loop, wsi: wsi)
-        HTTPStreamWriter.keepAlive(wsi, server: server)
-    }
+    let exchange = HTTPExchange(body: response.body)
+    exchange.offset = inline
+    guard storeExchange(exchange, in: user) else { return -1 }
     lws_callback_on_writable(wsi)
     return 0
+}
+
+/// Writes the answer `promise` got during this pass of the loop, at its end: at once, outside a callback, when the
+/// socket holds nothing back (as `WebSocketConnection.flush()` does), so an answer costs no eventfd wake and no
+/// writeable pass; else in the writeable callback, as before. Loop thread.
+func answerReady(_ promise: HTTPPromise, server: WebSocketServer) {
+    guard let wsi = promise.wsi else { return }
+    let user = lws_wsi_user(wsi)
+    guard let pointer = exchangeSlot(user)?.load(as: UnsafeMutableRawPointer?.self),
+        Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue().promise === promise
+    else { return }
+    guard lws_is_ssl(wsi) == 0, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi) }
+    let exchange = Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue()
+    guard let response = promise.takeResponse() else { return }
+    exchange.promise = nil
+    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+    lws_rx_flow_control(wsi, 1 | Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW))
+    if answer(wsi, user, with: response, isHead: promise.isHead, server: server) != 0 {
+        // Outside a callback a connection is closed by a timeout that fires at once.
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+    }
+}
+
+/// The exchange `wsi` is writing, if any. Loop thread.
+func exchange(of wsi: OpaquePointer) -> HTTPExchange? {
+    guard let pointer = exchangeSlot(lws_wsi_user(wsi))?.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+    return Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue()
 }
 
 /// Parks the request until `promise` is completed; its writeable callback then writes the answer.
@@ -237,19 +280,19 @@ private func wait(
     for promise: HTTPPromise, _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, isHead: Bool,
     server: WebSocketServer
 ) -> Int32 {
-    let (attached, ready) = promise.attach(to: wsi, loop: server.loop, isHead: isHead)
+    let (attached, ready) = promise.attach(to: wsi, server: server, isHead: isHead)
     guard attached else {
         let misuse = HTTPResponse(status: 500, text: "an HTTPPromise can answer only one request\n")
         return answer(wsi, user, with: misuse, isHead: isHead, server: server)
     }
+    if ready, let response = promise.takeResponse() {
+        // Answered while the request was handled (a room in memory): written now, in this callback.
+        return answer(wsi, user, with: response, isHead: isHead, server: server)
+    }
     let exchange = HTTPExchange(body: [])
     exchange.promise = promise
     guard storeExchange(exchange, in: user) else { return -1 }
-    if ready {
-        lws_callback_on_writable(wsi)
-    } else {
-        exchange.pause(wsi, server: server)
-    }
+    exchange.pause(wsi, server: server)
     return 0
 }
 

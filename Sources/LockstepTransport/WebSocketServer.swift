@@ -71,6 +71,10 @@ public final class WebSocketServer: @unchecked Sendable {
     var nextID: UInt64 = 1
     /// Streams that had frames appended in this pass of the loop; their followers are woken once, at its end.
     private var streamsToWake: [BroadcastStream] = []
+    /// HTTP answers that came in this pass, written at its end (`answerReady`).
+    private var answersReady: [HTTPPromise] = []
+    /// HTTP bodies resumed in this pass, flushed with the stream wakes (`HTTPStreamWriter.flush`).
+    private var bodiesToFlush: [HTTPBodyStream] = []
     /// Passes of the loop so far.
     private(set) var pass = 0
     /// Rounds of reads so far (each pass's, and each read again within a pass), for telling one round's from the next.
@@ -172,6 +176,7 @@ public final class WebSocketServer: @unchecked Sendable {
             self.delegate.loopDidWake()
         }, onTurnEnd: { [unowned self] in
             self.readWaitingInput()
+            self.writeAnswers()
             self.wakeStreams()
             self.checkDescriptors()
         }, onDestroyed: { [unowned self] in
@@ -197,8 +202,26 @@ public final class WebSocketServer: @unchecked Sendable {
         streamsToWake.append(stream)
     }
 
-    /// Has every follower of the streams appended to in this pass write what it is missing: at once where its socket
-    /// allows, else in a writeable callback (`BroadcastStream.wake`), so fan-out adds no loop turn.
+    /// Writes `promise`'s answer once this pass of the loop ends, with every other answer that came in it.
+    func scheduleAnswer(_ promise: HTTPPromise) {
+        answersReady.append(promise)
+    }
+
+    /// Writes what `body` has once this pass of the loop ends, when the stream followers are woken.
+    func scheduleFlush(_ body: HTTPBodyStream) {
+        bodiesToFlush.append(body)
+    }
+
+    private func writeAnswers() {
+        guard !answersReady.isEmpty else { return }
+        let answers = answersReady
+        answersReady = []
+        for promise in answers { answerReady(promise, server: self) }
+    }
+
+    /// Has every HTTP body resumed in this pass, and every follower of the streams appended to in it, write what it
+    /// has: at once where its socket allows, else in a writeable callback (`HTTPStreamWriter.flush`,
+    /// `BroadcastStream.wake`), so fan-out adds no loop turn.
     ///
     /// While a connection's input waits in the kernel beyond what one read takes (`--receive-buffer`), the wakes are
     /// put off to the end of the next pass, up to `maxDeferredWakes` passes: a writer sending faster than a read a
@@ -210,6 +233,13 @@ public final class WebSocketServer: @unchecked Sendable {
         // Only while a connection is still read: one paused or closed in this pass leaves nothing to wait for.
         let putOff = inputWaiting.contains { $0.isOpen && !$0.isPaused } && deferredWakes < Self.maxDeferredWakes
         inputWaiting = []
+        // HTTP bodies are not put off: their producers bound what they queue (a follower past `--queue-limit` is cut
+        // off), so a body waits no longer than the pass it was resumed in.
+        if !bodiesToFlush.isEmpty {
+            let bodies = bodiesToFlush
+            bodiesToFlush = []
+            for body in bodies { HTTPStreamWriter.flush(body, server: self) }
+        }
         guard !streamsToWake.isEmpty else { return }
         if putOff {
             deferredWakes += 1

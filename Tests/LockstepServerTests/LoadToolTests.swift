@@ -72,6 +72,31 @@ struct LoadToolTests {
         #expect(room["version"]?.intValue == acked)
     }
 
+    /// `--scenario presence`: four writers move a cursor 100 times a second each for a second; the server merges the
+    /// moves per `--presence-interval`, so every client gets far fewer messages than moves, and the room's state never
+    /// changes.
+    @Test func presenceWritersMoveCursorsThatTheServerMerges() async throws {
+        let server = try await ServerProcess.start(arguments: [
+            "--app", "json", "--memory", "--rate-limit", "0", "--presence-interval", "100ms",
+        ])
+        defer { server.terminate() }
+        let (report, status) = try await load([
+            "--url", "ws://127.0.0.1:\(server.port)/rooms/cursors", "--app", "json", "--scenario", "presence",
+            "--clients", "5", "--writers", "4", "--rate", "400", "--duration", "1s",
+        ])
+        #expect(status == 0)
+        #expect(report["passed"] == true)
+        let sent = try #require(report["sent"]?.intValue)
+        #expect(sent >= 300, "about 400 moves in one second")
+        #expect(report["acked"] == 0 && report["errors"] == 0)
+        let messages = try #require(report["deliveries"]?.intValue)
+        // At most one merged message per interval per client (about 10 in the second, plus the run's end).
+        #expect(messages > 0 && messages <= 5 * 20, "\(messages) presence messages for \(sent) moves")
+        #expect((report["receivedBytes"]?.intValue ?? 0) > 0)
+        let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/cursors").json)
+        #expect(room["version"] == 0, "presence is never part of the room")
+    }
+
     /// `--scenario http` on a server that requires tokens: each HTTP writer posts with a write token of its own.
     @Test func httpWritersCarryTheirOwnTokens() async throws {
         let secretFile = FileManager.default.temporaryDirectory.appending(path: "load-secret-\(UUID().uuidString)")
