@@ -8,7 +8,8 @@ APT_PACKAGES := libwebsockets-dev libev-dev libsqlite3-dev pkg-config zlib1g-dev
 TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
 ARGS ?=
 
-.PHONY: run test example deps test-deps build docs release bench fuzz fuzz-smoke screenshots clean
+.PHONY: run test example deps test-deps build docs release bench fuzz fuzz-smoke simulate simulate-mutants screenshots \
+	clean
 
 run: deps
 	$(SWIFT) build -c release --product lockstep
@@ -94,6 +95,27 @@ bench: deps
 	bash Benchmarks/limits.sh
 	cd Benchmarks && $(SWIFT) package benchmark
 
+# The cluster simulation (Tests/LockstepServerTests/ClusterSimulation): several servers on one simulated shared log,
+# their clients and faults under one seeded scheduler, the invariants checked after every step. `SEEDS=N` runs seeds 1
+# to N (about ten minutes' worth by default); `SEED=K` replays seed K alone and prints its trace. `make test` runs a
+# short run of it with the other tests.
+SIM = --scratch-path .build-sim
+SIM_TEST = ClusterSimulationTests/seededClusterRunsKeepTheInvariants
+SEEDS ?= 1700
+simulate: deps
+	$(SWIFT) build $(SIM) --build-tests
+	SEEDS=$(SEEDS) $(if $(SEED),SEED=$(SEED)) $(SWIFT) test $(SIM) --skip-build --filter $(SIM_TEST)
+
+# Every planted bug (`Mutant`, compiled in only with -DLOCKSTEP_MUTANTS, in a build of its own) against the
+# simulation: a table of which were caught and by which seed; fails if one was not. `LOCKSTEP_MUTANT=NAME SEED=K`
+# replays one seed under one mutant, with its trace.
+MUTANT_BUILD = --scratch-path .build-mutants -Xswiftc -DLOCKSTEP_MUTANTS
+simulate-mutants: deps
+	$(SWIFT) build $(MUTANT_BUILD) --build-tests
+	$(if $(SEED),SEED=$(SEED) $(SWIFT) test $(MUTANT_BUILD) --skip-build --filter $(SIM_TEST), \
+		SIMULATE_MUTANTS=1 $(SWIFT) test $(MUTANT_BUILD) --skip-build \
+		--filter ClusterSimulationTests/everyPlantedBugIsCaught)
+
 FUZZ_BUILD = $(SWIFT) build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
 FUZZ_FLAGS = -max_len=4096 -timeout=5 -rss_limit_mb=2048 -artifact_prefix=Fuzz/
 
@@ -109,4 +131,4 @@ fuzz-smoke:
 	d=$$(mktemp -d); Fuzz/.build/release/LockstepFuzz $$d Fuzz/corpus $(FUZZ_FLAGS) -max_total_time=20; s=$$?; rm -rf $$d; exit $$s
 
 clean:
-	rm -rf .build Fuzz/.build
+	rm -rf .build .build-sim .build-mutants Fuzz/.build

@@ -1,3 +1,6 @@
+#if LOCKSTEP_MUTANTS
+import LockstepCore
+#endif
 import LockstepStorage
 
 /// Per room, the highest `seq` applied for each client session: a request at or below it is a duplicate. The marks of
@@ -70,6 +73,9 @@ struct SessionMarks {
 
     /// Another server stored `mark`: that session's requests up to it were applied there.
     mutating func adopt(_ mark: StoredMark) {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.marksNotAdopted) { return }
+        #endif
         let old = marks[mark.session] ?? Mark(seq: 0, stored: 0, time: mark.time)
         marks[mark.session] = Mark(
             seq: max(old.seq, mark.seq), stored: max(old.stored, mark.seq), time: max(old.time, mark.time),

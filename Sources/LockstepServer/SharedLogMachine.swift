@@ -1,3 +1,7 @@
+#if LOCKSTEP_MUTANTS
+import LockstepCore
+#endif
+
 /// The decisions of one room in a log several servers share (``SharedLogPipeline``): when the room writes, what a
 /// locked write may apply, what a failed write takes back and how its requests are answered, when the room catches up
 /// with what other servers committed. No I/O: each event returns what the pipeline must do, and the pipeline only
@@ -129,7 +133,12 @@ struct SharedLogMachine: Equatable, Sendable {
     // MARK: - Queries
 
     /// No batch of the room's own is applied and uncommitted: what other servers committed may be applied.
-    var mayApplyCommitted: Bool { write?.batchBase == nil }
+    var mayApplyCommitted: Bool {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.joinSeesUncommittedBatch) { return true }
+        #endif
+        return write?.batchBase == nil
+    }
 
     /// Versions other servers committed may be missing.
     func isBehind(version: Int) -> Bool { needsCheck || announced > version }
@@ -165,6 +174,9 @@ struct SharedLogMachine: Equatable, Sendable {
     /// A write in flight holds replies back even before its `prepare` runs: what it writes was received before them.
     mutating func replyReady(writesIdle: Bool) -> ReplyAction {
         if case .applying = write?.phase { return .holdWithWrite }
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.replyBeforeWrite), waiting == .nothing, writesIdle { return .answerNow }
+        #endif
         if waiting == .nothing, write == nil, writesIdle { return .answerNow }
         return .queue(received(needsWrite: false))
     }
@@ -222,7 +234,12 @@ struct SharedLogMachine: Equatable, Sendable {
 
     /// Storage holds the room for write `attempt` and calls its `prepare`.
     mutating func prepareCalled(attempt: Int) -> PrepareAction {
-        guard var write, write.attempt == attempt, write.phase == .sent else { return .applyNothing }
+        #if LOCKSTEP_MUTANTS
+        let anyAttempt = Mutant.isActive(.staleAttemptApplies)
+        #else
+        let anyAttempt = false
+        #endif
+        guard var write, write.attempt == attempt || anyAttempt, write.phase == .sent else { return .applyNothing }
         write.phase = .preparing
         self.write = write
         return .apply
@@ -258,6 +275,9 @@ struct SharedLogMachine: Equatable, Sendable {
         pump = .running
         // What was taken back may have been committed after all: the database says.
         if base != nil { needsCheck = true }
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.uncertainAnsweredUnavailable) { return .answerUnavailable(rollBackTo: base) }
+        #endif
         return uncertain ? .sendAway(rollBackTo: base) : .answerUnavailable(rollBackTo: base)
     }
 
@@ -265,6 +285,9 @@ struct SharedLogMachine: Equatable, Sendable {
 
     /// Another server committed the room up to `version`.
     mutating func announced(version: Int) {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.announcedIgnored) { return }
+        #endif
         announced = max(announced, version)
     }
 

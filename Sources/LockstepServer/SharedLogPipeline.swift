@@ -270,19 +270,11 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// not have been: then the next catch-up brings back what was). Clients that joined meanwhile saw them, and are
     /// sent away to resume.
     private func rollBack(_ room: Room, _ state: SharedRoomState, to version: Int, server: isolated SyncServer) {
-        var history = room.store.history
-        guard history.hasCheckpoint else {
-            return abandon(room, because: "its history holds no checkpoint to go back to", server: server)
-        }
-        do {
-            var json = try room.store.stateJSON()
-            for row in state.batchRows.reversed() {
-                try row.parsedRecord().inverse.apply(to: &json)
-            }
-            history.rollBackToCheckpoint()
-            room.store = try server.configuration.app.restoreStore(state: json, version: version, history: history)
+        do throws(StoreRollback.Failure) {
+            room.store = try StoreRollback.rollingBack(
+                room.store, changes: state.batchRows, to: version, app: server.configuration.app)
         } catch {
-            return abandon(room, because: "a change could not be taken back: \(error)", server: server)
+            return abandon(room, because: error.description, server: server)
         }
         room.timeline.forget(after: version)
         room.forgetEncodedState()

@@ -1,0 +1,44 @@
+#if LOCKSTEP_MUTANTS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Planted bugs for the cluster simulation (`make simulate-mutants`): each one breaks a rule the simulation's
+/// invariants guard, so a run that does not catch it shows a check that cannot fail. Compiled only with
+/// `-DLOCKSTEP_MUTANTS`; one is chosen per process run by the environment variable `LOCKSTEP_MUTANT`, read on each
+/// question so that one process can try them in turn.
+public enum Mutant: String, CaseIterable, Sendable {
+    /// `SharedLogMachine.prepareCalled`: the `prepare` of a write the server gave up on applies the batch in flight.
+    case staleAttemptApplies
+    /// `SharedLogMachine.replyReady`: a reply leaves while a write received before it is still in flight.
+    case replyBeforeWrite
+    /// `SharedLogMachine.writeFailed`: a write whose commit went unanswered is answered `unavailable`, though it may
+    /// be stored.
+    case uncertainAnsweredUnavailable
+    /// `SharedLogMachine.announced`: other servers' notices are ignored, so a room follows only when it writes.
+    case announcedIgnored
+    /// `SharedLogMachine.mayApplyCommitted`: says yes while a batch of the room's own is applied and uncommitted, so
+    /// a joining client is answered with changes that are not committed.
+    case joinSeesUncommittedBatch
+    /// `StoreRollback.rollingBack`: a batch taken back leaves its entries in the undo history.
+    case rollbackKeepsHistory
+    /// `SessionMarks.adopt`: marks another server stored are not adopted, so a request sent again is applied again.
+    case marksNotAdopted
+    /// In the simulation's own join (not in the server): the client is answered from the copy as it is, without
+    /// the catch-up first.
+    case joinWithoutCatchUp
+    /// In the simulation's own connections (not in the server): one patch in fifty is lost on its way.
+    case lostPatch
+
+    /// The mutant `LOCKSTEP_MUTANT` names, if any.
+    public static var active: Mutant? {
+        guard let name = getenv("LOCKSTEP_MUTANT") else { return nil }
+        return Mutant(rawValue: String(cString: name))
+    }
+
+    /// Whether `mutant` is the one planted in this run.
+    public static func isActive(_ mutant: Mutant) -> Bool { active == mutant }
+}
+#endif

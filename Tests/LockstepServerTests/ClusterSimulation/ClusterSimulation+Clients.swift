@@ -1,0 +1,202 @@
+import LockstepCore
+import LockstepJSON
+
+/// The clients: they connect to any live server (resuming with `since=` what they hold), send requests with their
+/// session's `seq`, send again what was not answered when they reconnect, and check every message they receive.
+extension ClusterSimulation {
+    func connect(_ client: SimulatedClient) {
+        guard let server = servers.filter(\.alive).randomElement(using: &random) else { return }
+        let since = chance(850) ? client.mirror?.version : nil
+        let id = makeID()
+        connections[id] = SimulatedConnection(
+            id: id, client: client.index, server: server.index, incarnation: server.incarnation, room: client.room,
+            since: since)
+        client.connection = id
+        client.joined = false
+        client.outstanding = []
+        note("client \(client.index) connects to server \(server.index) as \(id), since \(since.map(String.init) ?? "-")")
+        tasks.append(.join(connection: id))
+    }
+
+    /// The client cuts its connection (or the network does).
+    func disconnect(_ client: SimulatedClient) {
+        guard let id = client.connection, let connection = connections[id] else { return }
+        connection.cut()
+        for room in servers[connection.server].rooms.values where room.name == connection.room {
+            room.connections.removeAll { $0 == id }
+        }
+        client.lost()
+    }
+
+    /// A new request: an action of the app, or an undo or redo, global or mine.
+    func act(_ client: SimulatedClient) {
+        let seq = client.nextSeq
+        client.nextSeq += 1
+        let kind: SimulatedRequest.Kind
+        switch below(100) {
+        case 0..<8: kind = .undo
+        case 8..<12: kind = .redo
+        case 12..<18: kind = .undoMine
+        case 18..<21: kind = .redoMine
+        default: kind = .action(appAction(for: client))
+        }
+        let request = SimulatedRequest(id: "\(client.session).\(seq)", seq: seq, kind: kind)
+        note("client \(client.index) sends \(request.id) \(kind)")
+        client.unacked.append(request)
+        sendFrame(.request(request), from: client)
+    }
+
+    func read(_ client: SimulatedClient) {
+        client.reads += 1
+        let id = "\(client.session).read\(client.reads)"
+        note("client \(client.index) reads (\(id))")
+        sendFrame(.read(id: id), from: client)
+    }
+
+    private func sendFrame(_ frame: ClientFrame, from client: SimulatedClient) {
+        guard let id = client.connection, let connection = connections[id], connection.open else { return }
+        switch frame {
+        case .request(let request): client.outstanding.append(.init(id: request.id, after: client.ackedVersion))
+        case .read(let readID): client.outstanding.append(.init(id: readID, after: client.ackedVersion))
+        }
+        connection.toServer.append(frame)
+        tasks.append(.toServer(connection: id))
+    }
+
+    private func appAction(for client: SimulatedClient) -> JSON {
+        if app.name == "counter" {
+            switch below(4) {
+            case 0: return ["type": "increment"]
+            case 1: return ["type": "decrement"]
+            case 2: return ["type": "add", "amount": .int(1 + below(9))]
+            default: return ["type": "reset"]
+            }
+        }
+        let ids = client.mirror?.state["items"]?.arrayValue?.compactMap { $0["id"]?.intValue } ?? []
+        let id = ids.isEmpty || chance(100) ? 1 + below(20) : ids[below(ids.count)]
+        switch below(6) {
+        case 0, 1: return ["type": "add", "title": .string("t\(below(1000))")]
+        case 2: return ["type": "toggle", "id": .int(id)]
+        case 3: return ["type": "rename", "id": .int(id), "title": .string("r\(below(1000))")]
+        case 4: return ["type": "remove", "id": .int(id)]
+        default: return ["type": "clearCompleted"]
+        }
+    }
+
+    // MARK: - Receiving
+
+    func deliverToClient(_ id: Int) {
+        guard let connection = connections[id], connection.open, !connection.toClient.isEmpty else { return }
+        let frame = connection.toClient.removeFirst()
+        let client = clients[connection.client]
+        guard client.connection == id else { return }
+        let name = client.room
+        let logVersion = log.version(of: name)
+        switch frame {
+        case .snapshot(let version, let state, let undo, let redo, let seq):
+            note("client \(client.index) gets a snapshot at \(version), seq \(seq)")
+            if version < client.ackedVersion {
+                violate("client \(client.index) got a snapshot at \(version), behind its ack of \(client.ackedVersion)")
+            }
+            if let mirror = client.mirror, let since = connection.since, since == mirror.version, version < since {
+                violate("client \(client.index) resumed from \(since) and got an older snapshot at \(version)")
+            }
+            client.mirror = .init(state: state, version: version, undo: undo, redo: redo)
+            joined(client, seq: seq)
+        case .resume(let version, let seq):
+            note("client \(client.index) resumes at \(version), seq \(seq)")
+            if version != client.mirror?.version || version != connection.since {
+                violate("client \(client.index) at \(client.mirror?.version ?? -1) got a resume at \(version)")
+            }
+            joined(client, seq: seq)
+        case .patch(let bytes):
+            guard case .patch(let version, let ops, _, let undo, let redo)? = try? ServerMessage(
+                json: JSON(parsing: bytes)), var mirror = client.mirror
+            else { return violate("client \(client.index) got a patch it cannot read, or before any state") }
+            guard version == mirror.version + 1 else {
+                return violate("client \(client.index) at \(mirror.version) got the patch of version \(version): a gap")
+            }
+            do {
+                _ = try ops.apply(to: &mirror.state)
+            } catch {
+                return violate("the patch of version \(version) does not apply to client \(client.index)'s mirror")
+            }
+            mirror.version = version
+            mirror.undo = undo
+            mirror.redo = redo
+            client.mirror = mirror
+        case .ack(let requestID, let version, let duplicate, let changed):
+            note("client \(client.index) gets the ack of \(requestID) at \(version)\(duplicate ? ", duplicate" : "")")
+            answered(client, requestID)
+            guard let index = client.unacked.firstIndex(where: { $0.id == requestID }) else {
+                return violate("client \(client.index) got an ack for \(requestID), which it does not wait for")
+            }
+            let request = client.unacked.remove(at: index)
+            if version > logVersion {
+                violate("\(requestID) was acknowledged at \(version), and the log holds only \(logVersion)")
+            }
+            let stored = log.rooms[name]!.versionOf[requestID]
+            if changed, stored != version {
+                violate("\(requestID) was acknowledged at \(version), and the log has it at \(stored.map(String.init) ?? "no version")")
+            }
+            if changed, (client.mirror?.version ?? 0) < version {
+                violate("client \(client.index) got the ack of \(requestID) before the patch of version \(version)")
+            }
+            client.ackedSeq = max(client.ackedSeq, request.seq)
+            client.ackedVersion = max(client.ackedVersion, version)
+        case .error(let requestID, let code):
+            guard let requestID else { return note("client \(client.index) is told \(code)") }
+            note("client \(client.index) gets \(code) for \(requestID)")
+            answered(client, requestID)
+            // The same request may have been applied through an earlier connection; never through this one.
+            if let stored = log.rooms[name]!.versionOf[requestID], log.rooms[name]!.senderOf[requestID] == "c\(id)" {
+                violate("\(requestID) was answered \(code), and the log has it at version \(stored)")
+            }
+            if code == "unavailable" {
+                // Sent again once reconnected, in order with what followed it.
+                disconnect(client)
+            } else {
+                client.unacked.removeAll { $0.id == requestID }
+            }
+        case .readReply(let readID, let version):
+            let after = client.outstanding.first(where: { $0.id == readID })?.after ?? 0
+            answered(client, readID)
+            if version < after {
+                violate("client \(client.index)'s read \(readID) saw version \(version), older than its ack of \(after)")
+            }
+        case .close:
+            note("client \(client.index)'s connection is closed by the server")
+            disconnect(client)
+        }
+    }
+
+    /// Answers come in the order of their requests on a connection.
+    private func answered(_ client: SimulatedClient, _ id: String) {
+        guard let first = client.outstanding.first else {
+            return violate("client \(client.index) got an answer to \(id), which it did not send on this connection")
+        }
+        if first.id != id {
+            violate("client \(client.index) got the answer to \(id) before the answer to \(first.id)")
+        }
+        client.outstanding.removeAll { $0.id == id }
+    }
+
+    /// Joined: the requests the session's stored mark covers were applied; the others are sent again, in order.
+    private func joined(_ client: SimulatedClient, seq: Int) {
+        if seq < client.ackedSeq {
+            violate("client \(client.index) joined with seq \(seq), behind its acknowledged seq \(client.ackedSeq)")
+        }
+        client.joined = true
+        client.unacked.removeAll { $0.seq <= seq }
+        for request in client.unacked { sendFrame(.request(request), from: client) }
+    }
+}
+
+extension SimulatedClient {
+    /// Its connection is gone; what it holds and has sent stays.
+    func lost() {
+        connection = nil
+        joined = false
+        outstanding = []
+    }
+}

@@ -1,0 +1,64 @@
+import LockstepCore
+import LockstepJSON
+@testable import LockstepServer
+
+/// What holds after every step, and once the cluster has settled.
+extension ClusterSimulation {
+    /// One order: every server's copy of a room (outside a batch it has applied and not committed) and every
+    /// client's mirror is the log's state at its version, with the log's undo and redo counts.
+    func checkInvariants() {
+        for server in servers where server.alive {
+            for room in server.sortedRooms where room.machine.write?.batchBase == nil {
+                let version = room.store.version
+                let state = try? room.store.stateJSON()
+                let history = room.store.history
+                check(
+                    "server \(server.index)'s copy of \(room.name)", version: version, state: state,
+                    undo: history.undoCount, redo: history.redoCount, in: room.name)
+            }
+        }
+        for client in clients {
+            guard let mirror = client.mirror else { continue }
+            check(
+                "client \(client.index)'s mirror", version: mirror.version, state: mirror.state, undo: mirror.undo,
+                redo: mirror.redo, in: client.room)
+        }
+    }
+
+    private func check(_ who: String, version: Int, state: JSON?, undo: Int, redo: Int, in name: String) {
+        let room = log.rooms[name]!
+        guard version < room.states.count else {
+            return violate("\(who) is at version \(version), which the log does not have (it has \(room.rows.count))")
+        }
+        if state != room.states[version] {
+            violate("\(who) at version \(version) differs from the log's state")
+        }
+        if undo != room.counts[version].undo || redo != room.counts[version].redo {
+            violate(
+                "\(who) at version \(version) can undo \(undo) and redo \(redo); the log says \(room.counts[version])")
+        }
+    }
+
+    /// Nothing runs any more: every client is in, every request answered, and everyone has the log's last version.
+    func checkSettled() {
+        for client in clients {
+            if !client.joined { violate("client \(client.index) never got back in") }
+            if !client.unacked.isEmpty {
+                violate("client \(client.index)'s requests \(client.unacked.map(\.id)) were never answered")
+            }
+            if let mirror = client.mirror, mirror.version != log.version(of: client.room) {
+                violate("client \(client.index) settled at \(mirror.version), the log at \(log.version(of: client.room))")
+            }
+        }
+        for server in servers {
+            for room in server.sortedRooms {
+                if !room.machine.isIdle || room.transaction != nil {
+                    violate("server \(server.index)'s \(room.name) is still busy: \(room.machine)")
+                }
+                if !room.connections.isEmpty, room.store.version != log.version(of: room.name) {
+                    violate("server \(server.index)'s \(room.name) settled at \(room.store.version), behind the log")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,540 @@
+import LockstepCore
+import LockstepJSON
+@testable import LockstepServer
+import LockstepStorage
+
+/// The servers: what ``SharedLogPipeline`` does around each room's ``SharedLogMachine``, step for step, with the
+/// database calls as tasks of the scheduler.
+extension ClusterSimulation {
+    // MARK: - Connections
+
+    func deliverToServer(_ id: Int) {
+        guard let connection = connections[id], connection.open, !connection.toServer.isEmpty else { return }
+        let frame = connection.toServer.removeFirst()
+        let server = servers[connection.server]
+        guard server.alive, server.incarnation == connection.incarnation, let room = server.rooms[connection.room],
+            room.connections.contains(id)
+        else { return }
+        switch frame {
+        case .request(let request):
+            room.incoming.append(.input(request, connection: id))
+            if room.machine.received(needsWrite: true) == .startPump { schedulePump(room, on: server) }
+        case .read(let readID):
+            reply(.readReply(id: readID, version: room.store.version), to: id, in: room, on: server)
+        }
+    }
+
+    /// `SharedLogPipeline.reply`.
+    func reply(_ frame: ServerFrame, to connection: Int, in room: SimulatedRoom, on server: SimulatedServer) {
+        switch room.machine.replyReady(writesIdle: room.held.isEmpty) {
+        case .holdWithWrite: room.held.append(.answer(connection: connection, frame))
+        case .answerNow: send(frame, to: connection)
+        case .queue(let wake):
+            room.incoming.append(.reply(connection: connection, frame))
+            if wake == .startPump { schedulePump(room, on: server) }
+        }
+    }
+
+    func send(_ frame: ServerFrame, to id: Int) {
+        guard let connection = connections[id], connection.open, !connection.closing else { return }
+        connection.toClient.append(frame)
+        tasks.append(.toClient(connection: id))
+    }
+
+    func broadcast(_ message: [UInt8], in room: SimulatedRoom) {
+        for id in room.connections {
+            patchesSent += 1
+            #if LOCKSTEP_MUTANTS
+            if Mutant.isActive(.lostPatch), patchesSent % 50 == 0 { continue }
+            #endif
+            send(.patch(message), to: id)
+        }
+    }
+
+    /// The server tells the connection to resume elsewhere and closes it.
+    func sendAway(_ id: Int, from room: SimulatedRoom) {
+        send(.error(id: nil, code: "unavailable"), to: id)
+        send(.close, to: id)
+        connections[id]?.closing = true
+        room.connections.removeAll { $0 == id }
+    }
+
+    /// A room whose copy cannot be trusted is dropped. Never needed in a correct cluster: a violation.
+    func abandon(_ room: SimulatedRoom, on server: SimulatedServer, because reason: String) {
+        violate("server \(server.index) abandons \(room.name): \(reason)")
+        guard server.rooms[room.name] === room else { return }
+        server.rooms[room.name] = nil
+        for id in room.connections { sendAway(id, from: room) }
+    }
+
+    // MARK: - Joining
+
+    /// A handshake: the room is read if the server does not hold it, caught up with the log, and the client answered
+    /// with a resume or a snapshot carrying its session's stored mark.
+    func join(_ id: Int) {
+        guard let connection = connections[id], connection.open else { return }
+        let server = servers[connection.server]
+        guard server.alive, server.incarnation == connection.incarnation else { return }
+        let name = connection.room
+        guard !log.isDown(at: step) else { return closeAtJoin(connection) }
+        let room: SimulatedRoom
+        if let held = server.rooms[name] {
+            room = held
+        } else {
+            let rows = log.rows(of: name, after: 0)
+            do {
+                let replay = try RoomReplay(continuing: app.makeStore(undoDepth: 50), with: rows, app: app)
+                if let damaged = replay.damagedFrom { violate("the log of \(name) breaks at version \(damaged)") }
+                room = SimulatedRoom(id: makeID(), name: name, store: replay.store, messages: rows.map(\.message))
+            } catch {
+                return violate("server \(server.index) cannot read \(name): \(error)")
+            }
+            server.rooms[name] = room
+            // `installed`: what was committed while it was read is fetched next.
+            room.machine.mayHaveMissed()
+            wake(room, on: server)
+        }
+        let session = clients[connection.client].session
+        if let seq = log.rooms[name]!.marks[session] {
+            room.marks.adopt(StoredMark(room: name, session: session, seq: seq, time: Double(step)))
+        }
+        guard room.machine.mayApplyCommitted else {
+            // `prepareJoin`: a write of the room's own settles first.
+            room.machine.mayHaveMissed()
+            wake(room, on: server)
+            tasks.append(.join(connection: id))
+            return
+        }
+        #if LOCKSTEP_MUTANTS
+        let catchesUp = !Mutant.isActive(.joinWithoutCatchUp)
+        #else
+        let catchesUp = true
+        #endif
+        if catchesUp {
+            guard applyCommitted(log.rows(of: name, after: room.store.version), to: room, on: server) else { return }
+        }
+        let seq = room.marks.storedSeq(for: session)
+        let version = room.store.version
+        if let since = connection.since, since <= version, version == room.messages.count {
+            send(.resume(version: since, seq: seq), to: id)
+            for message in room.messages[since...] { send(.patch(message), to: id) }
+        } else {
+            let state = (try? room.store.stateJSON()) ?? .null
+            let history = room.store.history
+            send(
+                .snapshot(version: version, state: state, undo: history.undoCount, redo: history.redoCount, seq: seq),
+                to: id)
+        }
+        room.connections.append(id)
+    }
+
+    /// The database could not be read: the handshake succeeded, and the connection is closed (1011).
+    private func closeAtJoin(_ connection: SimulatedConnection) {
+        send(.error(id: nil, code: "unavailable"), to: connection.id)
+        send(.close, to: connection.id)
+        connection.closing = true
+    }
+
+    // MARK: - The pump
+
+    func wake(_ room: SimulatedRoom, on server: SimulatedServer) {
+        if room.machine.wake() == .startPump { schedulePump(room, on: server) }
+    }
+
+    func schedulePump(_ room: SimulatedRoom, on server: SimulatedServer) {
+        tasks.append(.pump(server: server.index, incarnation: server.incarnation, room: room.id, name: room.name))
+    }
+
+    /// `SharedLogPipeline.startPump`'s loop, from where it resumed to its next wait.
+    func runPump(_ room: SimulatedRoom, on server: SimulatedServer) {
+        while true {
+            let active = server.alive && server.rooms[room.name] === room
+            switch room.machine.next(roomActive: active, hasWrites: false, version: room.store.version) {
+            case .startWrite(let attempt):
+                return startWrite(room, attempt: attempt, on: server)
+            case .flushReplies:
+                let replies = room.incoming
+                room.incoming = []
+                for case .reply(let connection, let frame) in replies { send(frame, to: connection) }
+            case .startCatchUp:
+                if startCatchUp(room, .pump, on: server) { return }
+                _ = room.machine.catchUpFinished(failed: false)
+            case .idle:
+                return
+            }
+        }
+    }
+
+    // MARK: - Writes
+
+    private func startWrite(_ room: SimulatedRoom, attempt: Int, on server: SimulatedServer) {
+        room.batch = room.incoming
+        room.incoming = []
+        room.batchRows = []
+        room.batchStates = []
+        room.batchMarks = []
+        var sessions: [String] = []
+        for case .input(_, let connection) in room.batch {
+            let session = clients[connections[connection]!.client].session
+            if !sessions.contains(session) { sessions.append(session) }
+        }
+        let id = makeID()
+        transactions[id] = Transaction(
+            id: id, server: server.index, incarnation: server.incarnation, name: room.name, room: room.id,
+            attempt: attempt, after: room.store.version, sessions: sessions.sorted())
+        room.transaction = id
+        tasks.append(.lock(transaction: id))
+    }
+
+    /// The transaction takes the room's lock, reads what it missed and the marks of its sessions, and calls the
+    /// server's `prepare`.
+    func lock(_ id: Int) {
+        guard var transaction = transactions[id] else { return }
+        let server = servers[transaction.server]
+        guard server.alive, server.incarnation == transaction.incarnation else {
+            transactions[id] = nil
+            return
+        }
+        guard !log.isDown(at: step) else { return ended(transaction, committed: false, uncertain: false) }
+        log.rooms[transaction.name]!.lockedBy = id
+        let missed = log.rows(of: transaction.name, after: transaction.after)
+        let stored = log.rooms[transaction.name]!.marks
+        let marks = transaction.sessions.compactMap { session in
+            stored[session].map { StoredMark(room: transaction.name, session: session, seq: $0, time: Double(step)) }
+        }
+        if let room = server.rooms[transaction.name], room.id == transaction.room {
+            prepare(room, attempt: transaction.attempt, missed: missed, marks: marks, on: server, into: &transaction)
+        }
+        transaction.phase = .prepared
+        transactions[id] = transaction
+        tasks.append(.commit(transaction: id))
+    }
+
+    /// `SharedLogPipeline.prepare`.
+    private func prepare(
+        _ room: SimulatedRoom, attempt: Int, missed: [StoredChange], marks: [StoredMark], on server: SimulatedServer,
+        into transaction: inout Transaction
+    ) {
+        guard room.machine.prepareCalled(attempt: attempt) == .apply else { return }
+        guard applyCommitted(missed, to: room, on: server) else { return }
+        for mark in marks { room.marks.adopt(mark) }
+        room.machine.applyingBatch(from: room.store.version)
+        room.store.setHistoryCheckpoint()
+        for item in room.batch {
+            switch item {
+            case .input(let request, let connection): apply(request, from: connection, in: room)
+            case .reply(let connection, let frame): room.held.append(.answer(connection: connection, frame))
+            }
+        }
+        room.machine.batchApplied()
+        transaction.rows = room.batchRows
+        transaction.states = room.batchStates
+        transaction.marks = room.batchMarks
+    }
+
+    /// `SyncServer.apply` for the requests the simulation sends: a duplicate `seq` is acknowledged without applying
+    /// it, anything else goes through the real store and reducer; what it makes is held until the commit.
+    private func apply(_ request: SimulatedRequest, from id: Int, in room: SimulatedRoom) {
+        guard let connection = connections[id] else { return }
+        let session = clients[connection.client].session
+        guard request.seq > room.marks.seq(for: session) else {
+            let ack = ServerFrame.ack(id: request.id, version: room.store.version, duplicate: true, changed: false)
+            room.held.append(.answer(connection: id, ack))
+            return
+        }
+        let sender = Sender(client: "c\(id)", session: session)
+        let context = ReducerContext(sender: sender, time: step, version: room.store.version + 1, epoch: "simulation")
+        var action: JSON?
+        do {
+            let change: Change?
+            switch request.kind {
+            case .action(let json):
+                action = json
+                change = try room.store.send(json: json, context: context).change
+            case .undo: change = try room.store.undo(context: context)
+            case .redo: change = try room.store.redo(context: context)
+            case .undoMine: change = try room.store.undoMine(context: context)
+            case .redoMine: change = try room.store.redoMine(context: context)
+            }
+            if let change {
+                let history = room.store.history
+                let cause = Cause(change.kind, client: sender.client, id: request.id, action: action)
+                    .stamped(at: step, by: sender)
+                let message = ServerMessage.patch(
+                    version: change.version, ops: change.patch, cause: cause, undo: history.undoCount,
+                    redo: history.redoCount
+                ).serialized()
+                let record = ChangeRecord(change, authors: history.authors).serialized()
+                room.batchRows.append(
+                    StoredChange(room: room.name, version: change.version, message: message, record: record))
+                room.batchStates.append(try room.store.stateJSON())
+                room.held.append(.patch(message, version: change.version))
+            }
+            room.marks.advance(session, to: request.seq, now: Double(step), idleSeconds: 1e12, limit: 10_000)
+            room.batchMarks.removeAll { $0.session == session }
+            room.batchMarks.append((session, request.seq))
+            let ack = ServerFrame.ack(
+                id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
+            room.held.append(.answer(connection: id, ack))
+        } catch {
+            room.held.append(.answer(connection: id, .error(id: request.id, code: "rejected")))
+        }
+    }
+
+    /// The transaction's COMMIT, and what the server hears of it.
+    func commit(_ id: Int) {
+        guard let transaction = transactions[id] else { return }
+        let server = servers[transaction.server]
+        guard server.alive, server.incarnation == transaction.incarnation else {
+            return ended(transaction, committed: false, uncertain: false)
+        }
+        if log.isDown(at: step) {
+            return ended(transaction, committed: false, uncertain: chance(500))
+        }
+        if faultsOn, chance(faults.failedCommit) { return ended(transaction, committed: false, uncertain: false) }
+        if faultsOn, chance(faults.uncertainCommit) {
+            return ended(transaction, committed: chance(500), uncertain: true)
+        }
+        ended(transaction, committed: true, uncertain: false)
+    }
+
+    /// The transaction is over: committed or not, the lock released, and the server that waits for it told.
+    func ended(_ transaction: Transaction, committed: Bool, uncertain: Bool) {
+        transactions[transaction.id] = nil
+        if log.rooms[transaction.name]!.lockedBy == transaction.id { log.rooms[transaction.name]!.lockedBy = nil }
+        note("transaction \(transaction.id) ends: committed \(committed), uncertain \(uncertain)")
+        if committed, transaction.phase == .prepared {
+            let marks = Dictionary(transaction.marks.map { ($0.session, $0.seq) }, uniquingKeysWith: max)
+            for problem in log.append(transaction.rows, states: transaction.states, marks: marks, to: transaction.name)
+            {
+                violate(problem)
+            }
+            if let last = transaction.rows.last {
+                tasks.append(
+                    .notify(
+                        server: transaction.server, incarnation: transaction.incarnation, room: transaction.name,
+                        version: last.version))
+            }
+        }
+        let server = servers[transaction.server]
+        guard server.alive, server.incarnation == transaction.incarnation,
+            let room = server.rooms[transaction.name], room.id == transaction.room, room.transaction == transaction.id
+        else { return }
+        let end =
+            committed && !uncertain
+            ? room.machine.writeFinished() : room.machine.writeFailed(uncertain: uncertain)
+        endWrite(end, of: room, on: server)
+    }
+
+    /// The server stops waiting for a write whose lock it has not got (its timeout); the transaction goes on.
+    func giveUpSomething() {
+        let waiting = transactions.keys.sorted().compactMap { transactions[$0] }.filter { $0.phase == .waiting }
+        guard let transaction = waiting.randomElement(using: &random) else { return }
+        let server = servers[transaction.server]
+        guard server.alive, server.incarnation == transaction.incarnation,
+            let room = server.rooms[transaction.name], room.id == transaction.room, room.transaction == transaction.id
+        else { return }
+        note("server \(server.index) gives up on transaction \(transaction.id)")
+        endWrite(room.machine.writeFailed(uncertain: false), of: room, on: server)
+    }
+
+    /// `SharedLogPipeline.end`, then the pump goes on.
+    private func endWrite(_ end: SharedLogMachine.WriteEnd, of room: SimulatedRoom, on server: SimulatedServer) {
+        let batch = room.batch
+        let held = room.held
+        room.batch = []
+        room.held = []
+        room.transaction = nil
+        switch end {
+        case .release:
+            room.store.releaseHistoryCheckpoint()
+            for mark in room.batchMarks { room.marks.stored(mark.session, upTo: mark.seq) }
+            room.messages += room.batchRows.map(\.message)
+            for item in held {
+                switch item {
+                case .patch(let message, _): broadcast(message, in: room)
+                case .answer(let connection, let frame): send(frame, to: connection)
+                }
+            }
+        case .answerUnavailable(let base), .sendAway(let base):
+            var uncertain = false
+            if case .sendAway = end { uncertain = true }
+            if let base { rollBack(room, to: base, on: server) }
+            for item in batch {
+                switch item {
+                case .input(let request, let connection):
+                    if uncertain {
+                        if room.connections.contains(connection) { sendAway(connection, from: room) }
+                    } else {
+                        send(.error(id: request.id, code: "unavailable"), to: connection)
+                    }
+                case .reply(let connection, let frame):
+                    send(frame, to: connection)
+                }
+            }
+        }
+        room.batchRows = []
+        room.batchStates = []
+        room.batchMarks = []
+        if server.rooms[room.name] === room { runPump(room, on: server) }
+    }
+
+    /// `SharedLogPipeline.rollBack`.
+    private func rollBack(_ room: SimulatedRoom, to version: Int, on server: SimulatedServer) {
+        do throws(StoreRollback.Failure) {
+            room.store = try StoreRollback.rollingBack(room.store, changes: room.batchRows, to: version, app: app)
+        } catch {
+            return abandon(room, on: server, because: error.description)
+        }
+        for mark in room.batchMarks { room.marks.rollBack(mark.session) }
+    }
+
+    // MARK: - Catch-ups and following
+
+    /// `SharedLogPipeline.catchUp` up to its read; false when it was deferred at once.
+    func startCatchUp(_ room: SimulatedRoom, _ purpose: CatchUpRead.Purpose, on server: SimulatedServer) -> Bool {
+        guard room.machine.mayApplyCommitted else {
+            room.machine.mayHaveMissed()
+            wake(room, on: server)
+            return false
+        }
+        let id = makeID()
+        reads[id] = CatchUpRead(
+            server: server.index, incarnation: server.incarnation, room: room.id, name: room.name, purpose: purpose,
+            after: room.store.version)
+        tasks.append(.read(id))
+        return true
+    }
+
+    func readAtDatabase(_ id: Int) {
+        guard var read = reads[id] else { return }
+        if !log.isDown(at: step) { read.rows = log.rows(of: read.name, after: read.after) }
+        reads[id] = read
+        tasks.append(.readDone(id))
+    }
+
+    /// The read's result reaches the server: `SharedLogPipeline.catchUp` after its read, then the pump or following
+    /// goes on.
+    func readDone(_ id: Int) {
+        guard let read = reads.removeValue(forKey: id),
+            let room = liveRoom(read.server, read.incarnation, read.room, read.name)
+        else { return }
+        let server = servers[read.server]
+        var outcome = SharedLogPipeline.CatchUp.failed
+        if let rows = read.rows {
+            if room.machine.mayApplyCommitted, room.store.version >= read.after {
+                outcome = applyCommitted(rows, to: room, on: server) ? .caughtUp : .failed
+            } else {
+                room.machine.mayHaveMissed()
+                wake(room, on: server)
+                outcome = .deferred
+            }
+        }
+        guard server.rooms[room.name] === room else { return }
+        switch read.purpose {
+        case .pump:
+            if case .retryCatchUp = room.machine.catchUpFinished(failed: outcome == .failed) {
+                tasks.append(.retryDue(server: server.index, incarnation: server.incarnation, room: room.id, name: room.name))
+            } else {
+                runPump(room, on: server)
+            }
+        case .follow:
+            if outcome == .caughtUp {
+                continueFollowing(room, on: server)
+            } else {
+                room.machine.followingFinished()
+            }
+        }
+    }
+
+    /// `SharedLogPipeline.committed`: another server announced `version`.
+    func committed(_ name: String, version: Int, on server: SimulatedServer) {
+        guard let room = server.rooms[name], version > room.store.version else { return }
+        room.machine.announced(version: version)
+        wake(room, on: server)
+        guard room.machine.startFollowing() else { return }
+        room.followReached = -1
+        continueFollowing(room, on: server)
+    }
+
+    private func continueFollowing(_ room: SimulatedRoom, on server: SimulatedServer) {
+        if server.rooms[room.name] === room, room.machine.announced > room.store.version,
+            room.store.version > room.followReached
+        {
+            room.followReached = room.store.version
+            if startCatchUp(room, .follow, on: server) { return }
+        }
+        room.machine.followingFinished()
+    }
+
+    /// `SharedLogPipeline.applyCommitted`: the real replay, and the stored bytes to the room's clients.
+    func applyCommitted(_ rows: [StoredChange], to room: SimulatedRoom, on server: SimulatedServer) -> Bool {
+        let fresh = rows.drop { $0.version <= room.store.version }
+        guard let first = fresh.first else { return true }
+        guard first.version == room.store.version + 1 else {
+            abandon(room, on: server, because: "version \(first.version) does not follow \(room.store.version)")
+            return false
+        }
+        let replay: RoomReplay
+        do {
+            replay = try RoomReplay(continuing: room.store, with: Array(fresh), app: app)
+        } catch {
+            abandon(room, on: server, because: "the log could not be followed: \(error)")
+            return false
+        }
+        room.store = replay.store
+        for change in fresh where change.version <= replay.store.version {
+            room.messages.append(change.message)
+            broadcast(change.message, in: room)
+        }
+        if let damaged = replay.damagedFrom {
+            abandon(room, on: server, because: "its log breaks at version \(damaged)")
+            return false
+        }
+        return true
+    }
+
+    // MARK: - Servers' lives
+
+    /// The process dies: its memory, connections, transactions (their connections close, so they roll back) and
+    /// notices not yet sent are gone.
+    func kill(_ server: SimulatedServer) {
+        note("server \(server.index) is killed")
+        server.alive = false
+        server.rooms = [:]
+        for id in connections.keys.sorted() where connections[id]!.server == server.index {
+            let connection = connections[id]!
+            connection.cut()
+            if clients[connection.client].connection == id { clients[connection.client].lost() }
+        }
+        for id in transactions.keys.sorted() where transactions[id]!.server == server.index {
+            ended(transactions[id]!, committed: false, uncertain: false)
+        }
+    }
+
+    func restart(_ server: SimulatedServer) {
+        note("server \(server.index) starts")
+        server.alive = true
+        server.incarnation += 1
+    }
+
+    /// The renewal loop: the rooms with clients compare their versions with the log's.
+    func renew(_ server: SimulatedServer) {
+        guard server.alive, !log.isDown(at: step) else { return }
+        note("server \(server.index) renews")
+        for room in server.sortedRooms where !room.connections.isEmpty {
+            committed(room.name, version: log.version(of: room.name), on: server)
+        }
+    }
+
+    /// A room no client uses, with nothing running, leaves a server's memory.
+    func evictSomething() {
+        let idle = servers.filter(\.alive).flatMap { server in
+            server.sortedRooms.filter { $0.connections.isEmpty && $0.machine.isIdle && $0.transaction == nil }
+                .map { (server, $0) }
+        }
+        guard let (server, room) = idle.randomElement(using: &random) else { return }
+        note("server \(server.index) evicts \(room.name)")
+        server.rooms[room.name] = nil
+    }
+}

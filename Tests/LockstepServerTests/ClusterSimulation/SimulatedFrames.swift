@@ -1,0 +1,32 @@
+import LockstepJSON
+
+/// A request a simulated client sends, with its session's `seq`; `id` names it in the log's causes.
+struct SimulatedRequest {
+    enum Kind {
+        case action(JSON)
+        case undo, redo, undoMine, redoMine
+    }
+
+    let id: String
+    let seq: Int
+    let kind: Kind
+}
+
+/// What a simulated client sends on its connection.
+enum ClientFrame {
+    case request(SimulatedRequest)
+    /// A read answered outside any write (as `history` is): its answer must still follow the writes before it.
+    case read(id: String)
+}
+
+/// What a simulated server sends on a connection; patches are the exact bytes the log keeps.
+enum ServerFrame {
+    case snapshot(version: Int, state: JSON, undo: Int, redo: Int, seq: Int)
+    case resume(version: Int, seq: Int)
+    case patch([UInt8])
+    /// `changed`: the request made a version (the checks look for it in the log).
+    case ack(id: String, version: Int, duplicate: Bool, changed: Bool)
+    case error(id: String?, code: String)
+    case readReply(id: String, version: Int)
+    case close
+}

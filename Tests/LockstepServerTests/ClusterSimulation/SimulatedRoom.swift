@@ -1,0 +1,47 @@
+import LockstepCore
+import LockstepJSON
+@testable import LockstepServer
+import LockstepStorage
+
+/// One room in one simulated server's memory, as ``SharedLogPipeline`` keeps it: the real store and
+/// ``SharedLogMachine``, session marks, the queue, the batch of the write in flight and what it holds back.
+final class SimulatedRoom {
+    enum Incoming {
+        case input(SimulatedRequest, connection: Int)
+        case reply(connection: Int, ServerFrame)
+    }
+
+    /// What a write holds back until its commit.
+    enum Held {
+        case patch([UInt8], version: Int)
+        case answer(connection: Int, ServerFrame)
+    }
+
+    /// Distinct for each time a server reads the room: tasks of a room dropped since do nothing.
+    let id: Int
+    let name: String
+    var store: any RoomStore
+    var machine = SharedLogMachine()
+    var marks = SessionMarks()
+    var incoming: [Incoming] = []
+    var batch: [Incoming] = []
+    var held: [Held] = []
+    var batchRows: [StoredChange] = []
+    /// The state after each of the batch's rows, for the log's checks.
+    var batchStates: [JSON] = []
+    var batchMarks: [(session: String, seq: Int)] = []
+    /// Patch bytes of versions 1 to the last committed one, for resumes.
+    var messages: [[UInt8]]
+    /// Connections answered (snapshot or resume), in join order.
+    var connections: [Int] = []
+    /// The transaction of the write the server waits for.
+    var transaction: Int?
+    var followReached = -1
+
+    init(id: Int, name: String, store: any RoomStore, messages: [[UInt8]]) {
+        self.id = id
+        self.name = name
+        self.store = store
+        self.messages = messages
+    }
+}

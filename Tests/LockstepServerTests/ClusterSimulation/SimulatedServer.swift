@@ -1,0 +1,15 @@
+/// One simulated server: its rooms in memory, lost when it is killed.
+final class SimulatedServer {
+    let index: Int
+    var alive = true
+    /// Counts its lives: what belongs to an earlier one (connections, transactions, reads, notices) is dead.
+    var incarnation = 0
+    var rooms: [String: SimulatedRoom] = [:]
+
+    init(index: Int) {
+        self.index = index
+    }
+
+    /// Its rooms in name order, never in a dictionary's.
+    var sortedRooms: [SimulatedRoom] { rooms.keys.sorted().map { rooms[$0]! } }
+}

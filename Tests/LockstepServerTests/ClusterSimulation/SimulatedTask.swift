@@ -1,0 +1,39 @@
+/// Something that will happen in the simulated cluster once the scheduler picks it: a message's delivery, a task a
+/// server started, a database call's progress. Picked in any order, which is how delays and reordering come about;
+/// messages on one connection still arrive in order, since each delivery takes that connection's first one.
+enum SimulatedTask: CustomStringConvertible {
+    case toServer(connection: Int)
+    case toClient(connection: Int)
+    /// A server handles a handshake (again, when its catch-up was deferred).
+    case join(connection: Int)
+    case pump(server: Int, incarnation: Int, room: Int, name: String)
+    /// A transaction takes its room's lock and calls `prepare`.
+    case lock(transaction: Int)
+    case commit(transaction: Int)
+    /// A catch-up's read reaches the database, and later its result the server.
+    case read(Int)
+    case readDone(Int)
+    case retryDue(server: Int, incarnation: Int, room: Int, name: String)
+    /// The committing server's NOTIFY, and its arrival at one listener.
+    case notify(server: Int, incarnation: Int, room: String, version: Int)
+    case notice(server: Int, incarnation: Int, room: String, version: Int)
+    /// The database is back: listeners reconnect and every room checks what it missed.
+    case databaseUp
+
+    var description: String {
+        switch self {
+        case .toServer(let connection): "deliver to server on connection \(connection)"
+        case .toClient(let connection): "deliver to client on connection \(connection)"
+        case .join(let connection): "join of connection \(connection)"
+        case .pump(let server, _, let room, let name): "pump of \(name)#\(room) on server \(server)"
+        case .lock(let transaction): "transaction \(transaction) locks"
+        case .commit(let transaction): "transaction \(transaction) commits"
+        case .read(let id): "catch-up \(id) reads"
+        case .readDone(let id): "catch-up \(id) returns"
+        case .retryDue(let server, _, let room, let name): "catch-up retry of \(name)#\(room) on server \(server)"
+        case .notify(let server, _, let room, let version): "server \(server) notifies \(room)@\(version)"
+        case .notice(let server, _, let room, let version): "server \(server) hears \(room)@\(version)"
+        case .databaseUp: "the database is back"
+        }
+    }
+}
