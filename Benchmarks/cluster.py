@@ -28,8 +28,9 @@ import sys
 import tempfile
 import time
 
+from release_build import release_binary
+
 DURATION = os.environ.get("DURATION", "10")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="lockstep-cluster-bench-")
 processes = []
 
@@ -68,17 +69,6 @@ def start_postgres():
         time.sleep(0.1)
     run_as_postgres([f"{bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(port), "lockstep"])
     return f"postgres://postgres@127.0.0.1:{port}/lockstep"
-
-
-def lockstep():
-    if os.environ.get("LOCKSTEP"):
-        return os.path.abspath(os.environ["LOCKSTEP"])
-    build = ["swift", "build", "-c", "release", "--product", "lockstep"]
-    if os.environ.get("SCRATCH_PATH"):
-        build += ["--scratch-path", os.environ["SCRATCH_PATH"]]
-    subprocess.run(build, cwd=ROOT, check=True, capture_output=True, text=True)
-    out = subprocess.run(build + ["--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return os.path.join(out.strip(), "lockstep")
 
 
 def start_node(binary, storage):
@@ -172,7 +162,7 @@ def main():
     arguments = [argument for argument in arguments if argument != "--saturation-only"]
     output = arguments[0] if arguments else None
     summaries = []
-    binary = lockstep()
+    binary = release_binary()
     url = start_postgres()
     lines = [f"Lockstep on PostgreSQL, one run on this machine ({os.cpu_count()} cores), {DURATION} s per run, "
              "generator on the same machine; counter app.", ""]

@@ -36,6 +36,8 @@ import tempfile
 import threading
 import time
 
+from release_build import release_binary
+
 # This script's own name would hide the standard library's `http` package.
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 import http.client  # noqa: E402
@@ -45,19 +47,7 @@ RATE = int(os.environ.get("RATE", "2000"))
 READERS = int(os.environ.get("READERS", "10"))
 WRITERS = 8
 REPEAT = int(os.environ.get("REPEAT", "3"))
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATCH = re.compile(rb'^\{"type":"patch","version":(\d+)', re.MULTILINE)
-
-
-def release_binary():
-    if os.environ.get("LOCKSTEP"):
-        return os.path.abspath(os.environ["LOCKSTEP"])
-    build = ["swift", "build", "-c", "release", "--product", "lockstep"]
-    if os.environ.get("SCRATCH_PATH"):
-        build += ["--scratch-path", os.environ["SCRATCH_PATH"]]
-    subprocess.run(build, cwd=ROOT, check=True)
-    path = subprocess.run(build + ["--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return os.path.join(path.strip(), "lockstep")
 
 
 class Server:

@@ -11,9 +11,10 @@ CLIENTS clients (default 100) in one room each move a cursor MOVES times a secon
 - actions: `lockstep load --scenario fanout`; each move is an action (a JSON Patch of one value), so it becomes a
   version, a patch to every client, an entry in undo and in the log.
 
-Both at the same total rate (CLIENTS x MOVES per second) for DURATION seconds (default 10). Compared: the server's
-CPU over the timed part (/proc) and the bytes every client received (`receivedBytes`); goal ≤ 0.2x for both. Each
-figure is the median of REPEAT (default 3) runs, the two kinds taking turns on a fresh server each. LOCKSTEP (a
+Both at the same total rate (CLIENTS x MOVES per second) for DURATION seconds (default 10), on each of the server's
+event loops (`--event-loop poll` and `epoll`). Compared: the server's CPU over the timed part (/proc) and the bytes
+every client received (`receivedBytes`); goal ≤ 0.2x for both. Each figure is the median of REPEAT (default 3) runs,
+the kinds taking turns on a fresh server each. LOCKSTEP (a
 built binary) or SCRATCH_PATH (the release build's scratch path) pick the server; the generator shares the machine.
 """
 import json
@@ -23,31 +24,26 @@ import statistics
 import subprocess
 import sys
 
+from release_build import release_binary
+
 CLIENTS = int(os.environ.get("CLIENTS", "100"))
 MOVES = int(os.environ.get("MOVES", "30"))
 DURATION = int(os.environ.get("DURATION", "10"))
 REPEAT = int(os.environ.get("REPEAT", "3"))
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def release_binary():
+def chosen_binary():
+    """The binary named on the command line, or the release build."""
     if len(sys.argv) > 1 and not sys.argv[1].endswith(".md"):
         return os.path.abspath(sys.argv.pop(1))
-    if os.environ.get("LOCKSTEP"):
-        return os.path.abspath(os.environ["LOCKSTEP"])
-    build = ["swift", "build", "-c", "release", "--product", "lockstep"]
-    if os.environ.get("SCRATCH_PATH"):
-        build += ["--scratch-path", os.environ["SCRATCH_PATH"]]
-    subprocess.run(build, cwd=ROOT, check=True)
-    path = subprocess.run(build + ["--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return os.path.join(path.strip(), "lockstep")
+    return release_binary()
 
 
-def run(binary, scenario):
-    """One `lockstep load` of `scenario` against a fresh server; its JSON report."""
+def run(binary, scenario, loop):
+    """One `lockstep load` of `scenario` against a fresh server on event loop `loop`; its JSON report."""
     server = subprocess.Popen(
         [binary, "serve", "--port", "0", "--app", "json", "--memory", "--rate-limit", "0",
-         "--max-connections-per-ip", "20000", "--log-level", "warning"],
+         "--max-connections-per-ip", "20000", "--log-level", "warning", "--event-loop", loop],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         match = re.search(r"127\.0\.0\.1:(\d+)/", server.stdout.readline())
@@ -67,40 +63,43 @@ def run(binary, scenario):
         server.wait(timeout=15)
     if not report["passed"]:
         raise SystemExit(f"the {scenario} run did not pass: {report.get('firstError')}")
-    print(f"  {scenario}: sent {report['sent']}, server {report['serverCPUSeconds']:.2f} s, "
+    print(f"  {scenario} ({loop}): sent {report['sent']}, server {report['serverCPUSeconds']:.2f} s, "
           f"received {report['receivedBytes'] / 1e6:.1f} MB in {report['deliveries']} messages", file=sys.stderr)
     return report
 
 
 def main():
-    binary = release_binary()
+    binary = chosen_binary()
     output = sys.argv[1] if len(sys.argv) > 1 else None
     kinds = {"presence": "presence", "actions": "fanout"}
-    reports = {name: [] for name in kinds}
+    loops = ["poll", "epoll"]
+    reports = {(name, loop): [] for name in kinds for loop in loops}
     for _ in range(REPEAT):
-        for name, scenario in kinds.items():
-            reports[name].append(run(binary, scenario))
+        for loop in loops:
+            for name, scenario in kinds.items():
+                reports[(name, loop)].append(run(binary, scenario, loop))
 
-    def median(name, field):
-        return statistics.median(report[field] for report in reports[name])
+    def median(key, field):
+        return statistics.median(report[field] for report in reports[key])
 
-    cpu = {name: median(name, "serverCPUSeconds") for name in kinds}
-    received = {name: median(name, "receivedBytes") for name in kinds}
-    messages = {name: median(name, "deliveries") for name in kinds}
     lines = [
         f"## Cursors: presence state against actions ({CLIENTS} clients, {MOVES} moves/s each, {DURATION} s, "
         f"median of {REPEAT})",
         "",
-        "| | server CPU (s) | bytes received by all clients | messages received |",
-        "|---|---:|---:|---:|",
+        "| event loop | moves sent as | server CPU (s) | bytes received by all clients | messages received |",
+        "|---|---|---:|---:|---:|",
     ]
-    for name in kinds:
-        lines.append(f"| {name} | {cpu[name]:.2f} | {received[name]:,.0f} | {messages[name]:,.0f} |")
-    lines += [
-        "",
-        f"- server CPU, presence ÷ actions: **{cpu['presence'] / cpu['actions']:.3f}x** (goal ≤ 0.2x)",
-        f"- bytes received, presence ÷ actions: **{received['presence'] / received['actions']:.3f}x** (goal ≤ 0.2x)",
-    ]
+    for loop in loops:
+        for name in kinds:
+            key = (name, loop)
+            lines.append(f"| {loop} | {name} | {median(key, 'serverCPUSeconds'):.2f} | "
+                         f"{median(key, 'receivedBytes'):,.0f} | {median(key, 'deliveries'):,.0f} |")
+    lines.append("")
+    for loop in loops:
+        cpu = median(("presence", loop), "serverCPUSeconds") / median(("actions", loop), "serverCPUSeconds")
+        received = median(("presence", loop), "receivedBytes") / median(("actions", loop), "receivedBytes")
+        lines.append(f"- {loop}: server CPU, presence ÷ actions **{cpu:.3f}x**; bytes received **{received:.3f}x** "
+                     "(goal ≤ 0.2x each)")
     text = "\n".join(lines) + "\n"
     print(text)
     if output:

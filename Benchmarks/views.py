@@ -23,16 +23,10 @@ import subprocess
 import sys
 import tempfile
 
+from release_build import release_binary
+
 DURATION = int(os.environ.get("DURATION", "10"))
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRIVATE = "/hands/{sub}"
-
-
-def release_binary():
-    subprocess.run(["swift", "build", "-c", "release", "--product", "lockstep"], cwd=ROOT, check=True)
-    path = subprocess.run(["swift", "build", "-c", "release", "--product", "lockstep", "--show-bin-path"],
-                          cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
-    return os.path.join(path, "lockstep")
 
 
 class Server:
