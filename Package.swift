@@ -169,7 +169,7 @@ let package = Package(
         // Helpers shared by the test targets: seeded randomness, child processes.
         .target(
             name: "LockstepTestSupport",
-            dependencies: ["LockstepJSON"],
+            dependencies: ["LockstepJSON", .product(name: "Clocks", package: "swift-clocks")],
             path: "Tests/LockstepTestSupport",
             swiftSettings: strictSettings
         ),

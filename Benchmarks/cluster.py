@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from release_build import release_binary
+from benchmarking import release_binary
 
 DURATION = os.environ.get("DURATION", "10")
 work = tempfile.mkdtemp(prefix="lockstep-cluster-bench-")

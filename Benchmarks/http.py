@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 
-from release_build import release_binary
+from benchmarking import release_binary
 
 # This script's own name would hide the standard library's `http` package.
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]

@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 
-from release_build import release_binary
+from benchmarking import publish, release_binary
 
 CLIENTS = int(os.environ.get("CLIENTS", "100"))
 MOVES = int(os.environ.get("MOVES", "30"))
@@ -100,11 +100,7 @@ def main():
         received = median(("presence", loop), "receivedBytes") / median(("actions", loop), "receivedBytes")
         lines.append(f"- {loop}: server CPU, presence ÷ actions **{cpu:.3f}x**; bytes received **{received:.3f}x** "
                      "(goal ≤ 0.2x each)")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if output:
-        with open(output, "w") as file:
-            file.write(text)
+    publish("\n".join(lines) + "\n", output)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from release_build import release_binary
+from benchmarking import publish, release_binary
 
 # This script's directory would hide the standard library's `http` package behind Benchmarks/http.py.
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
@@ -171,11 +171,7 @@ def main():
         f"- fired: {len(late)} of {len(dues)}, each once; within 1 s of due: **{within}** "
         f"(lateness p50 {late[len(late) // 2]} ms, max {late[-1]} ms, min {late[0]} ms)",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if output:
-        with open(output, "w") as file:
-            file.write(text)
+    publish("\n".join(lines) + "\n", output)
 
 
 if __name__ == "__main__":

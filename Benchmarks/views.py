@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-from release_build import release_binary
+from benchmarking import release_binary
 
 DURATION = int(os.environ.get("DURATION", "10"))
 PRIVATE = "/hands/{sub}"

@@ -144,13 +144,3 @@ struct TimerClientTests {
         }
     }
 }
-
-/// Whether a task sleeps on `clock`, waiting for the test to advance it.
-func somethingSleeps(on clock: TestClock<Duration>) async -> Bool {
-    do {
-        try await clock.checkSuspension()
-        return false
-    } catch {
-        return true
-    }
-}

@@ -205,16 +205,6 @@ func waitForATimer(on clock: TestClock<Duration>) async throws {
     }
 }
 
-/// Whether a task sleeps on `clock`, waiting for the test to advance it.
-func somethingSleeps(on clock: TestClock<Duration>) async -> Bool {
-    do {
-        try await clock.checkSuspension()
-        return false
-    } catch {
-        return true
-    }
-}
-
 /// Moves `clock` on by `step` (a room's idle limit) each time something sleeps on it, until the server has evicted
 /// `count` rooms in all. A room's idle timer starts once its last client has left and its last read is answered, and
 /// again when a write was still in flight as it ran; the test sees neither, only the timer.
