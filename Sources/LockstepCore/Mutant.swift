@@ -31,6 +31,12 @@ public enum Mutant: String, CaseIterable, Sendable {
     case joinWithoutCatchUp
     /// In the simulation's own connections (not in the server): one patch in fifty is lost on its way.
     case lostPatch
+    /// In the simulation's model of a timer's firing write (not in the server): a fired timer's row is removed in a
+    /// write of its own after the one that stores its change, so a server dying in between leaves it to fire again.
+    case firedTimerRowRemovedSeparately
+    /// In the simulation's model of a timer's firing write (not in the server): a server fires a timer from its book
+    /// without checking, under the room's lock, that the log still holds its row.
+    case timerFiresWithoutRowCheck
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

@@ -63,10 +63,11 @@ extension SyncServer {
         finish(seq: seq, with: .scheduled(id: id, timer: name, due: nil), for: requester)
     }
 
-    /// Takes the room's timer `name` away, if it is pending.
+    /// Takes the room's timer `name` away, if it is pending. Its stored row goes whatever this server's book holds:
+    /// on several servers the timer may have been scheduled through another and not read here yet.
     func cancelTimer(_ name: String, in room: Room) {
         let key = TimerKey(room: room.name, name: name)
-        guard timers.remove(key) != nil else { return }
+        timers.remove(key)
         pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
     }
 

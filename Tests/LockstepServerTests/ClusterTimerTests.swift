@@ -34,4 +34,28 @@ import Testing
             #expect(try await HTTPGet(port: servers[2].port, path: "/rooms/game/timers").json?["timers"] == [])
         }
     }
+
+    /// A cancel through another server than the one that scheduled the timer takes it away, though that server has
+    /// not read the timer yet: the cancel removes its stored row, so no server fires it. A later timer fires, to show
+    /// when the cancelled one would have.
+    @Test func aCancelThroughAnotherServerTakesTheTimerAway() async throws {
+        try await withCluster(nodes: 2) { _, servers in
+            let watcher = try await TestClient.connect(servers[1], room: "game", using: sharedTransport)
+            _ = try await watcher.nextJSON(type: "snapshot")
+            for (name, amount, after) in [("gone", 1, 2_000), ("kept", 2, 3_000)] {
+                let scheduled = try await HTTPGet.post(
+                    port: servers[0].port, path: "/rooms/game?name=ref",
+                    json: #"{"type":"action","action":{"type":"add","amount":\#(amount)},"after":\#(after),"timer":"\#(name)"}"#)
+                #expect(scheduled.status == 202, "\(scheduled.text)")
+            }
+            let cancelled = try await HTTPGet.post(
+                port: servers[1].port, path: "/rooms/game", json: #"{"type":"cancel","timer":"gone"}"#)
+            #expect(cancelled.status == 202, "\(cancelled.text)")
+            let fired = try await watcher.nextJSON(type: "patch", timeout: .seconds(30))
+            #expect(fired["cause"]?["timer"] == "kept")
+            let state = try await HTTPGet(port: servers[0].port, path: "/rooms/game").json
+            #expect(state?["state"] == ["count": 2])
+            #expect(state?["version"] == 1)
+        }
+    }
 }

@@ -38,6 +38,8 @@ extension ClusterSimulation {
         case 8..<12: kind = .redo
         case 12..<18: kind = .undoMine
         case 18..<21: kind = .redoMine
+        case 21..<29: kind = .schedule(timerAction(), after: below(80), timer: "t\(below(3))")
+        case 29..<32: kind = .cancel(timer: "t\(below(3))")
         default: kind = .action(appAction(for: client))
         }
         let request = SimulatedRequest(id: "\(client.session).\(seq)", seq: seq, kind: kind)
@@ -81,6 +83,12 @@ extension ClusterSimulation {
         case 4: return ["type": "remove", "id": .int(id)]
         default: return ["type": "clearCompleted"]
         }
+    }
+
+    /// A timer's action: one the app never rejects, so every timer that fires makes exactly one change.
+    private func timerAction() -> JSON {
+        app.name == "counter"
+            ? ["type": "add", "amount": .int(1 + below(9))] : ["type": "add", "title": .string("timer\(below(1000))")]
     }
 
     // MARK: - Receiving
@@ -132,6 +140,9 @@ extension ClusterSimulation {
                 return violate("client \(client.index) got an ack for \(requestID), which it does not wait for")
             }
             let request = client.unacked.remove(at: index)
+            if case .schedule = request.kind, !duplicate, log.rooms[name]!.timerFates[requestID] == nil {
+                violate("\(requestID) was answered scheduled, and the log never stored its timer")
+            }
             if version > logVersion {
                 violate("\(requestID) was acknowledged at \(version), and the log holds only \(logVersion)")
             }

@@ -39,8 +39,17 @@ extension ClusterSimulation {
         }
     }
 
-    /// Nothing runs any more: every client is in, every request answered, and everyone has the log's last version.
+    /// Nothing runs any more: every client is in, every request answered, and everyone has the log's last version;
+    /// every timer scheduled and not cancelled or replaced has fired (once: the log's checks see to that), and no
+    /// timer row is left.
     func checkSettled() {
+        for name in log.rooms.keys.sorted() {
+            let room = log.rooms[name]!
+            if !room.timers.isEmpty { violate("\(name) still holds timer rows \(room.timers.keys.sorted())") }
+            for id in room.timerFates.keys.sorted() where room.timerFates[id] == .pending {
+                violate("the timer \(id) scheduled in \(name) never fired")
+            }
+        }
         for client in clients {
             if !client.joined { violate("client \(client.index) never got back in") }
             if !client.unacked.isEmpty {

@@ -77,23 +77,7 @@ extension ClusterSimulation {
         guard server.alive, server.incarnation == connection.incarnation else { return }
         let name = connection.room
         guard !log.isDown(at: step) else { return closeAtJoin(connection) }
-        let room: SimulatedRoom
-        if let held = server.rooms[name] {
-            room = held
-        } else {
-            let rows = log.rows(of: name, after: 0)
-            do {
-                let replay = try RoomReplay(continuing: app.makeStore(undoDepth: 50), with: rows, app: app)
-                if let damaged = replay.damagedFrom { violate("the log of \(name) breaks at version \(damaged)") }
-                room = SimulatedRoom(id: makeID(), name: name, store: replay.store, messages: rows.map(\.message))
-            } catch {
-                return violate("server \(server.index) cannot read \(name): \(error)")
-            }
-            server.rooms[name] = room
-            // `installed`: what was committed while it was read is fetched next.
-            room.machine.mayHaveMissed()
-            wake(room, on: server)
-        }
+        guard let room = server.rooms[name] ?? loadRoom(name, on: server) else { return }
         let session = clients[connection.client].session
         if let seq = log.rooms[name]!.marks[session] {
             room.marks.adopt(StoredMark(room: name, session: session, seq: seq, time: Double(step)))
@@ -126,6 +110,26 @@ extension ClusterSimulation {
                 to: id)
         }
         room.connections.append(id)
+    }
+
+    /// The server reads a room it does not hold (for a handshake or a timer); nil when the database is away.
+    func loadRoom(_ name: String, on server: SimulatedServer) -> SimulatedRoom? {
+        guard !log.isDown(at: step) else { return nil }
+        let rows = log.rows(of: name, after: 0)
+        let room: SimulatedRoom
+        do {
+            let replay = try RoomReplay(continuing: app.makeStore(undoDepth: 50), with: rows, app: app)
+            if let damaged = replay.damagedFrom { violate("the log of \(name) breaks at version \(damaged)") }
+            room = SimulatedRoom(id: makeID(), name: name, store: replay.store, messages: rows.map(\.message))
+        } catch {
+            violate("server \(server.index) cannot read \(name): \(error)")
+            return nil
+        }
+        server.rooms[name] = room
+        // `installed`: what was committed while it was read is fetched next.
+        room.machine.mayHaveMissed()
+        wake(room, on: server)
+        return room
     }
 
     /// The database could not be read: the handshake succeeded, and the connection is closed (1011).
@@ -173,6 +177,8 @@ extension ClusterSimulation {
         room.batchRows = []
         room.batchStates = []
         room.batchMarks = []
+        room.batchTimerOps = []
+        room.batchCancels = []
         var sessions: [String] = []
         for case .input(_, let connection) in room.batch {
             let session = clients[connections[connection]!.client].session
@@ -203,6 +209,7 @@ extension ClusterSimulation {
             stored[session].map { StoredMark(room: transaction.name, session: session, seq: $0, time: Double(step)) }
         }
         if let room = server.rooms[transaction.name], room.id == transaction.room {
+            room.loggedTimers = log.rooms[transaction.name]!.timers
             prepare(room, attempt: transaction.attempt, missed: missed, marks: marks, on: server, into: &transaction)
         }
         transaction.phase = .prepared
@@ -224,12 +231,18 @@ extension ClusterSimulation {
             switch item {
             case .input(let request, let connection): apply(request, from: connection, in: room)
             case .reply(let connection, let frame): room.held.append(.answer(connection: connection, frame))
+            case .timer(let timer): fire(timer, in: room)
+            case .timerGone(let name):
+                room.batchTimerOps.append((name, nil))
+                room.loggedTimers[name] = nil
             }
         }
         room.machine.batchApplied()
         transaction.rows = room.batchRows
         transaction.states = room.batchStates
         transaction.marks = room.batchMarks
+        transaction.timerOps = room.batchTimerOps
+        transaction.cancels = room.batchCancels
     }
 
     /// `SyncServer.apply` for the requests the simulation sends: a duplicate `seq` is acknowledged without applying
@@ -248,6 +261,13 @@ extension ClusterSimulation {
         do {
             let change: Change?
             switch request.kind {
+            case .schedule(let json, let after, let name):
+                schedule(json, after: after, timer: name, id: request.id, sender: sender, in: room,
+                    on: servers[connection.server])
+                change = nil
+            case .cancel(let name):
+                cancelTimer(name, in: room, on: servers[connection.server])
+                change = nil
             case .action(let json):
                 action = json
                 change = try room.store.send(json: json, context: context).change
@@ -305,10 +325,10 @@ extension ClusterSimulation {
         note("transaction \(transaction.id) ends: committed \(committed), uncertain \(uncertain)")
         if committed, transaction.phase == .prepared {
             let marks = Dictionary(transaction.marks.map { ($0.session, $0.seq) }, uniquingKeysWith: max)
-            for problem in log.append(transaction.rows, states: transaction.states, marks: marks, to: transaction.name)
-            {
-                violate(problem)
-            }
+            let problems = log.append(
+                transaction.rows, states: transaction.states, marks: marks, timerOps: transaction.timerOps,
+                cancels: transaction.cancels, to: transaction.name)
+            for problem in problems { violate(problem) }
             if let last = transaction.rows.last {
                 tasks.append(
                     .notify(
@@ -356,6 +376,7 @@ extension ClusterSimulation {
                 case .answer(let connection, let frame): send(frame, to: connection)
                 }
             }
+            removeFiredSeparately(room, on: server)
         case .answerUnavailable(let base), .sendAway(let base):
             var uncertain = false
             if case .sendAway = end { uncertain = true }
@@ -370,9 +391,14 @@ extension ClusterSimulation {
                     }
                 case .reply(let connection, let frame):
                     send(frame, to: connection)
+                case .timer, .timerGone:
+                    break
                 }
             }
         }
+        room.firedAwaitingRemoval = []
+        room.batchTimerOps = []
+        room.batchCancels = []
         room.batchRows = []
         room.batchStates = []
         room.batchMarks = []
@@ -502,6 +528,7 @@ extension ClusterSimulation {
         note("server \(server.index) is killed")
         server.alive = false
         server.rooms = [:]
+        server.timers = TimerBook()
         for id in connections.keys.sorted() where connections[id]!.server == server.index {
             let connection = connections[id]!
             connection.cut()
@@ -516,12 +543,14 @@ extension ClusterSimulation {
         note("server \(server.index) starts")
         server.alive = true
         server.incarnation += 1
+        loadTimers(on: server)
     }
 
     /// The renewal loop: the rooms with clients compare their versions with the log's.
     func renew(_ server: SimulatedServer) {
         guard server.alive, !log.isDown(at: step) else { return }
         note("server \(server.index) renews")
+        loadTimers(on: server)
         for room in server.sortedRooms where !room.connections.isEmpty {
             committed(room.name, version: log.version(of: room.name), on: server)
         }

@@ -39,6 +39,8 @@ final class ClusterSimulation {
         var rows: [StoredChange] = []
         var states: [JSON] = []
         var marks: [(session: String, seq: Int)] = []
+        var timerOps: [SimulatedLog.TimerOp] = []
+        var cancels: [(name: String, at: Int)] = []
     }
 
     /// A catch-up's read: the pump's, following's.
@@ -141,6 +143,13 @@ final class ClusterSimulation {
             } else if !renewed {
                 renewed = true
                 for server in servers { renew(server) }
+            } else if timersPending {
+                // Time passes until the timers the log holds come due; every server polls and fires.
+                renewed = false
+                for server in servers {
+                    loadTimers(on: server)
+                    fireDue(on: server)
+                }
             } else {
                 return checkSettled()
             }
@@ -153,9 +162,11 @@ final class ClusterSimulation {
 
     private func spontaneous() {
         switch below(100) {
-        case 0..<40:
+        case 0..<36:
             let client = clients[below(clients.count)]
             if client.joined { act(client) }
+        case 36..<40:
+            if let server = servers.filter(\.alive).randomElement(using: &random) { fireDue(on: server) }
         case 40..<46:
             let client = clients[below(clients.count)]
             if client.joined { read(client) }

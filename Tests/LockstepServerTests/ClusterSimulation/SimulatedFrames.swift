@@ -5,6 +5,10 @@ struct SimulatedRequest {
     enum Kind {
         case action(JSON)
         case undo, redo, undoMine, redoMine
+        /// The action with `after` (in steps of the simulated clock) and `timer`: answered `scheduled`.
+        case schedule(JSON, after: Int, timer: String)
+        /// `cancel` of the room's timer of that name: answered `scheduled` with no `due`.
+        case cancel(timer: String)
     }
 
     let id: String

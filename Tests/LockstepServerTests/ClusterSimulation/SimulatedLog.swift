@@ -1,11 +1,24 @@
 import LockstepCore
 import LockstepJSON
+@testable import LockstepServer
 import LockstepStorage
 
 /// The database several simulated servers share: per room, its rows by version, its session marks and the lock a
 /// write holds; and beside it, what the checks compare with: the room's state and undo counts at each committed
-/// version, and which version each request id made.
+/// version, and which version each request id made; and the timer rows, with what became of each timer scheduled.
 struct SimulatedLog {
+    /// What became of a timer whose scheduling was committed, by the id of the request that scheduled it.
+    enum TimerFate: Equatable {
+        case pending
+        /// Cancelled, or replaced by a timer of the same name.
+        case gone
+        /// Its change is the log's version `version`.
+        case fired(version: Int)
+    }
+
+    /// A write's change to the timer rows, in the order the batch made them: a row stored, or the name's row removed.
+    typealias TimerOp = (name: String, timer: StoredTimer?)
+
     /// One room's log.
     struct Room {
         var rows: [StoredChange] = []
@@ -19,6 +32,9 @@ struct SimulatedLog {
         /// The version each request id made, and the connection that sent it then (`cause.client`).
         var versionOf: [String: Int] = [:]
         var senderOf: [String: String] = [:]
+        /// The timer rows, by name.
+        var timers: [String: StoredTimer] = [:]
+        var timerFates: [String: TimerFate] = [:]
     }
 
     var rooms: [String: Room]
@@ -40,9 +56,13 @@ struct SimulatedLog {
 
     /// Appends committed rows (with the state the writer had after each); returns what is wrong with them, if
     /// anything: the table's primary key and the checks' own view of one order.
-    mutating func append(_ rows: [StoredChange], states: [JSON], marks: [String: Int], to name: String) -> [String] {
+    mutating func append(
+        _ rows: [StoredChange], states: [JSON], marks: [String: Int], timerOps: [TimerOp] = [],
+        cancels: [(name: String, at: Int)] = [], to name: String
+    ) -> [String] {
         var problems: [String] = []
         var room = rooms[name]!
+        let timersBefore = room.timers
         for (row, writerState) in zip(rows, states) {
             guard row.version == room.rows.count + 1 else {
                 problems.append("a write committed version \(row.version) on top of \(room.rows.count)")
@@ -63,6 +83,9 @@ struct SimulatedLog {
             if state != writerState {
                 problems.append("the patch of version \(row.version) does not make the state its writer had")
             }
+            if cause.kind == .timer {
+                problems += Self.fired(cause, at: row.version, rowsBefore: timersBefore, in: &room)
+            }
             if let id = cause.id {
                 if let earlier = room.versionOf[id] {
                     problems.append("request \(id) was applied twice: versions \(earlier) and \(row.version)")
@@ -75,7 +98,70 @@ struct SimulatedLog {
             room.counts.append((undo, redo))
         }
         for (session, seq) in marks { room.marks[session] = max(room.marks[session] ?? 0, seq) }
+        problems += Self.store(timerOps, cancels: cancels, in: &room)
         rooms[name] = room
+        return problems
+    }
+
+    /// The request id a timer row was scheduled by.
+    static func requestID(of timer: StoredTimer) -> String? { TimerRecord(timer.request)?.id }
+
+    /// A timer's change: its timer was pending, and its row there when the write took the lock.
+    private static func fired(_ cause: Cause, at version: Int, rowsBefore: [String: StoredTimer], in room: inout Room)
+        -> [String]
+    {
+        guard let name = cause.timer, let id = cause.id else {
+            return ["version \(version) is a timer's change without its name or id"]
+        }
+        var problems: [String] = []
+        switch room.timerFates[id] {
+        case nil: problems.append("timer \(name) (\(id)) fired at version \(version), and was never scheduled")
+        case .fired(let earlier)?:
+            problems.append("timer \(name) (\(id)) fired twice: versions \(earlier) and \(version)")
+        case .gone?:
+            problems.append("timer \(name) (\(id)) fired at version \(version), after it was cancelled or replaced")
+        case .pending?: break
+        }
+        if rowsBefore[name].flatMap(requestID) != id {
+            problems.append("timer \(name) (\(id)) fired at version \(version) without its row in the log")
+        }
+        room.timerFates[id] = .fired(version: version)
+        return problems
+    }
+
+    /// The write's timer rows; a cancel (made before op `at`) leaves no row of its name there, and afterwards no
+    /// row may stand for a timer that fired.
+    private static func store(_ ops: [TimerOp], cancels: [(name: String, at: Int)], in room: inout Room) -> [String] {
+        var problems: [String] = []
+        func checkCancels(at index: Int) {
+            for cancel in cancels where cancel.at == index {
+                if let timer = room.timers[cancel.name] {
+                    problems.append(
+                        "a committed cancel of \(cancel.name) left its timer (\(requestID(of: timer) ?? "?")) pending")
+                }
+            }
+        }
+        for (index, op) in ops.enumerated() {
+            checkCancels(at: index)
+            if let old = room.timers[op.name], let id = requestID(of: old), room.timerFates[id] == .pending {
+                room.timerFates[id] = .gone
+            }
+            room.timers[op.name] = op.timer
+            guard let timer = op.timer else { continue }
+            guard let id = requestID(of: timer) else {
+                problems.append("timer \(op.name) is stored without a request id")
+                continue
+            }
+            if room.timerFates[id] != nil { problems.append("timer \(op.name) (\(id)) was scheduled twice") }
+            room.timerFates[id] = .pending
+        }
+        checkCancels(at: ops.count)
+        for name in room.timers.keys.sorted() {
+            guard let id = requestID(of: room.timers[name]!), case .fired(let version)? = room.timerFates[id] else {
+                continue
+            }
+            problems.append("the row of timer \(name) (\(id)) remains after it fired at version \(version)")
+        }
         return problems
     }
 }

@@ -9,6 +9,11 @@ final class SimulatedRoom {
     enum Incoming {
         case input(SimulatedRequest, connection: Int)
         case reply(connection: Int, ServerFrame)
+        /// A timer of the server's book came due: `SyncServer.fire` in the room's turn.
+        case timer(StoredTimer)
+        /// The removal of a fired timer's row in a write of its own (only the mutant
+        /// `firedTimerRowRemovedSeparately` makes one).
+        case timerGone(String)
     }
 
     /// What a write holds back until its commit.
@@ -30,6 +35,14 @@ final class SimulatedRoom {
     /// The state after each of the batch's rows, for the log's checks.
     var batchStates: [JSON] = []
     var batchMarks: [(session: String, seq: Int)] = []
+    /// The batch's changes to the timer rows, in order.
+    var batchTimerOps: [SimulatedLog.TimerOp] = []
+    /// The batch's cancels, each with the number of timer ops before it: the log checks each took its row away.
+    var batchCancels: [(name: String, at: Int)] = []
+    /// The timer rows as the write's lock read them, with the batch's own changes since: what `fire` checks.
+    var loggedTimers: [String: StoredTimer] = [:]
+    /// Timers the batch fired without removing their rows (only under the mutant `firedTimerRowRemovedSeparately`).
+    var firedAwaitingRemoval: [String] = []
     /// Patch bytes of versions 1 to the last committed one, for resumes.
     var messages: [[UInt8]]
     /// Connections answered (snapshot or resume), in join order.

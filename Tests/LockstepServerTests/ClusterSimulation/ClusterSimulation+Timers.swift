@@ -1,0 +1,112 @@
+import Foundation
+import LockstepCore
+import LockstepJSON
+@testable import LockstepServer
+import LockstepStorage
+
+/// Durable timers (protocol 1.3), as ``SyncServer`` keeps them on a shared log: each server's real ``TimerBook``
+/// holds what it scheduled and what it read from the log; a timer row is stored in the write of the request that
+/// schedules it, and a fired timer's change in the write that removes its row, applied only if that write, under the
+/// room's lock, still finds the row. Time is the step.
+extension ClusterSimulation {
+    /// `SyncServer.schedule`: the timer goes into the book at once and into the log with the batch.
+    func schedule(
+        _ action: JSON, after: Int, timer name: String, id: String, sender: Sender, in room: SimulatedRoom,
+        on server: SimulatedServer
+    ) {
+        server.timerOrder = max(server.timerOrder + 1, step * 1000)
+        let record = TimerRecord(id: id, action: action, sender: sender)
+        let timer = StoredTimer(
+            room: room.name, name: name, due: step + after, order: server.timerOrder, request: record.encoded)
+        server.timers.insert(timer)
+        storeInBatch((name, timer), in: room)
+    }
+
+    /// `SyncServer.cancelTimer`: the row goes whatever the server's book holds (the timer may have been scheduled
+    /// through another server and not read here yet, or taken out of the book to fire by a write that then failed);
+    /// the log checks that a committed cancel leaves no row of its name.
+    func cancelTimer(_ name: String, in room: SimulatedRoom, on server: SimulatedServer) {
+        server.timers.remove(TimerKey(room: room.name, name: name))
+        storeInBatch((name, nil), in: room)
+        room.batchCancels.append((name, room.batchTimerOps.count))
+    }
+
+    private func storeInBatch(_ op: SimulatedLog.TimerOp, in room: SimulatedRoom) {
+        room.batchTimerOps.append(op)
+        room.loggedTimers[op.name] = op.timer
+    }
+
+    /// `SyncServer.fire` in the room's turn, inside its write: unless the row the lock read is gone or another's,
+    /// the action as its sender, and the row's removal in the same write.
+    func fire(_ timer: StoredTimer, in room: SimulatedRoom) {
+        #if LOCKSTEP_MUTANTS
+        let checksRow = !Mutant.isActive(.timerFiresWithoutRowCheck)
+        let removesInWrite = !Mutant.isActive(.firedTimerRowRemovedSeparately)
+        #else
+        let checksRow = true
+        let removesInWrite = true
+        #endif
+        if checksRow, room.loggedTimers[timer.name]?.order != timer.order { return }
+        if removesInWrite { storeInBatch((timer.name, nil), in: room) }
+        guard let record = TimerRecord(timer.request) else { return violate("timer \(timer.name) cannot be read") }
+        let context = ReducerContext(
+            sender: record.sender, time: step, version: room.store.version + 1, epoch: "simulation")
+        guard let change = try? room.store.send(json: record.action, context: context).change else { return }
+        let history = room.store.history
+        var cause = Cause(change.kind, client: record.sender.client, id: record.id, action: record.action)
+        cause.kind = .timer
+        cause.timer = timer.name
+        let message = ServerMessage.patch(
+            version: change.version, ops: change.patch, cause: cause.stamped(at: step, by: record.sender),
+            undo: history.undoCount, redo: history.redoCount
+        ).serialized()
+        let row = ChangeRecord(change, authors: history.authors).serialized()
+        room.batchRows.append(StoredChange(room: room.name, version: change.version, message: message, record: row))
+        room.batchStates.append((try? room.store.stateJSON()) ?? .null)
+        room.held.append(.patch(message, version: change.version))
+        if !removesInWrite { room.firedAwaitingRemoval.append(timer.name) }
+    }
+
+    /// The mutant's separate write: the rows of timers fired by a committed write are removed by the next one.
+    func removeFiredSeparately(_ room: SimulatedRoom, on server: SimulatedServer) {
+        guard !room.firedAwaitingRemoval.isEmpty else { return }
+        for name in room.firedAwaitingRemoval { room.incoming.append(.timerGone(name)) }
+        room.firedAwaitingRemoval = []
+        if room.machine.received(needsWrite: true) == .startPump { schedulePump(room, on: server) }
+    }
+
+    /// The server's timer wait ends: each timer due by now goes to its room's turn (the room read first if need be);
+    /// with the database away it waits in the book for the next try.
+    func fireDue(on server: SimulatedServer) {
+        guard server.alive else { return }
+        for timer in server.timers.due(by: step) {
+            let key = TimerKey(room: timer.room, name: timer.name)
+            guard let room = server.rooms[timer.room] ?? loadRoom(timer.room, on: server) else {
+                server.timers.insert(timer)
+                continue
+            }
+            guard server.timers.timer(key)?.order == timer.order else { continue }
+            note("server \(server.index) fires timer \(timer.name) of \(timer.room) (due \(timer.due))")
+            server.timers.remove(key)
+            room.incoming.append(.timer(timer))
+            if room.machine.received(needsWrite: true) == .startPump { schedulePump(room, on: server) }
+        }
+    }
+
+    /// `SyncServer.loadTimers`: at start, and on each poll, the rows the log holds go into the book.
+    func loadTimers(on server: SimulatedServer) {
+        guard server.alive, !log.isDown(at: step) else { return }
+        for name in log.rooms.keys.sorted() {
+            let rows = log.rooms[name]!.timers
+            for timerName in rows.keys.sorted() {
+                let timer = rows[timerName]!
+                if server.timers.timer(TimerKey(room: name, name: timerName))?.order != timer.order {
+                    server.timers.insert(timer)
+                }
+            }
+        }
+    }
+
+    /// Whether the log still holds a timer row.
+    var timersPending: Bool { log.rooms.values.contains { !$0.timers.isEmpty } }
+}
