@@ -34,6 +34,11 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// In the simulation's model of a timer's firing write (not in the server): a fired timer's row is removed in a
     /// write of its own after the one that stores its change, so a server dying in between leaves it to fire again.
     case firedTimerRowRemovedSeparately
+    /// `SessionMarks.refused`: a request answered `unavailable` is not remembered, so a later one applied covers it.
+    case unavailableNotAHole
+    /// In the simulation's model of `SharedLogPipeline.answerFailed` (not in the server): the requests a connection
+    /// sent after one whose commit went unanswered are applied, so its session's mark passes one that may be lost.
+    case queuedAfterUncertainApplied
     /// In the simulation's model of a timer's firing write (not in the server): a server fires a timer from its book
     /// without checking, under the room's lock, that the log still holds its row.
     case timerFiresWithoutRowCheck

@@ -97,7 +97,7 @@ extension PostgresRoomStorage {
             for try await (session, seq, time, answer) in try await client.query(
                 "SELECT session, seq, time, answer FROM session_marks WHERE room = \(room)", logger: logger
             ).decode((String, Int, Double, String?).self) {
-                marks.append(StoredMark(room: room, session: session, seq: seq, time: time, answer: answer))
+                marks.append(StoredMark(room: room, session: session, seq: seq, time: time, stored: answer))
             }
             return marks
         }
@@ -109,7 +109,7 @@ extension PostgresRoomStorage {
                 "SELECT seq, time, answer FROM session_marks WHERE room = \(room) AND session = \(session)",
                 logger: logger
             ).decode((Int, Double, String?).self) {
-                return StoredMark(room: room, session: session, seq: seq, time: time, answer: answer)
+                return StoredMark(room: room, session: session, seq: seq, time: time, stored: answer)
             }
             return nil
         }
@@ -176,7 +176,7 @@ extension PostgresRoomStorage {
             try await connection.query(
                 """
                 INSERT INTO session_marks (room, session, seq, time, answer) VALUES (\(mark.room), \(mark.session),
-                    \(mark.seq), \(mark.time), \(mark.answer))
+                    \(mark.seq), \(mark.time), \(mark.storedColumn))
                 ON CONFLICT (room, session) DO UPDATE
                     SET seq = GREATEST(session_marks.seq, excluded.seq), time = excluded.time,
                         answer = COALESCE(excluded.answer, session_marks.answer)

@@ -112,7 +112,7 @@ extension PostgresRoomStorage {
                 found.catchUp.marks.append(
                     StoredMark(
                         room: room, session: text, seq: number, time: time,
-                        answer: message.map { String(decoding: $0.readableBytesView, as: UTF8.self) }))
+                        stored: message.map { String(decoding: $0.readableBytesView, as: UTF8.self) }))
             }
         }
         guard locked else { return nil }
@@ -144,7 +144,7 @@ extension PostgresRoomStorage {
                 timers[session] = number
             } else if let session, let time {
                 let answer = message.map { String(decoding: $0.readableBytesView, as: UTF8.self) }
-                marks.append(StoredMark(room: room, session: session, seq: number, time: time, answer: answer))
+                marks.append(StoredMark(room: room, session: session, seq: number, time: time, stored: answer))
             } else if let message, let inverse {
                 missed.append(StoredChange(room: room, version: number, message: message.bytes, record: inverse.bytes))
             }
@@ -166,14 +166,14 @@ extension PostgresRoomStorage {
         for mark in write.sessions.marks where mark.room == room {
             latest[mark.session] = StoredMark(
                 room: room, session: mark.session, seq: max(mark.seq, latest[mark.session]?.seq ?? 0), time: mark.time,
-                answer: mark.answer ?? latest[mark.session]?.answer)
+                answer: mark.answer ?? latest[mark.session]?.answer, holes: mark.holes ?? latest[mark.session]?.holes)
         }
         let marks = latest.values.sorted { $0.session < $1.session }
         let last = versions.last ?? 0
         _ = try await connection.execute(
             Statements.Store(
                 room: room, versions: versions, messages: messages, inverses: inverses, sessions: marks.map(\.session),
-                seqs: marks.map(\.seq), times: marks.map(\.time), last: last, answers: marks.map { $0.answer ?? "" },
+                seqs: marks.map(\.seq), times: marks.map(\.time), last: last, answers: marks.map { $0.storedColumn ?? "" },
                 idleBefore: write.sessions.idleBefore(now: Date.now.timeIntervalSince1970),
                 markLimit: write.sessions.limit),
             logger: logger)

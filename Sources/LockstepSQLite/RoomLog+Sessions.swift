@@ -47,7 +47,7 @@ extension RoomLog {
                     ON CONFLICT (room, session) DO UPDATE
                         SET seq = max(seq, excluded.seq), time = excluded.time, answer = coalesce(excluded.answer, answer)
                     """
-            ).execute(arguments: [mark.room, mark.session, mark.seq, mark.time, mark.answer])
+            ).execute(arguments: [mark.room, mark.session, mark.seq, mark.time, mark.storedColumn])
         }
         for room in rooms {
             if sessions.idleSeconds.isFinite {
@@ -68,7 +68,7 @@ extension RoomLog {
             try Row.fetchAll(
                 db, sql: "SELECT session, seq, time, answer FROM session_marks WHERE room = ?", arguments: [room]
             ).map {
-                StoredMark(room: room, session: $0["session"], seq: $0["seq"], time: $0["time"], answer: $0["answer"])
+                StoredMark(room: room, session: $0["session"], seq: $0["seq"], time: $0["time"], stored: $0["answer"])
             }
         }
     }
@@ -78,7 +78,7 @@ extension RoomLog {
             try Row.fetchOne(
                 db, sql: "SELECT seq, time, answer FROM session_marks WHERE room = ? AND session = ?",
                 arguments: [room, session]
-            ).map { StoredMark(room: room, session: session, seq: $0["seq"], time: $0["time"], answer: $0["answer"]) }
+            ).map { StoredMark(room: room, session: session, seq: $0["seq"], time: $0["time"], stored: $0["answer"]) }
         }
     }
 

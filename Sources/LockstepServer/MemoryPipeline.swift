@@ -17,7 +17,7 @@ final class MemoryPipeline: CommitPipeline {
     }
 
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
-        room.marks.stored(mark.session, upTo: mark.seq)
+        room.marks.stored(mark)
     }
 
     func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {

@@ -9,6 +9,10 @@ import LockstepStorage
 /// A mark is reported (in `snapshot` and `resume`) only once it is in the log, since a reconnecting client drops
 /// the requests it covers: one applied but not yet stored is sent again and answered as a duplicate after the write.
 ///
+/// A request answered `unavailable` was not applied, yet a later one of its session may be: its `seq` is then a hole
+/// below the mark, stored with it. A hole is applied when sent again, not answered as a duplicate, and the mark a
+/// client resumes with stays below the lowest one, so that a client that never got the answer sends it again.
+///
 /// Bounded: past `limit` sessions the least recently active is forgotten, and a session idle for longer than the
 /// server's `sessionIdle` is forgotten at the next sweep. A forgotten session starts again from 0. Loop-bound.
 struct SessionMarks {
@@ -20,25 +24,55 @@ struct SessionMarks {
         var time: Double
         /// An idempotency key's first answer.
         var answer: String?
+        /// `seq`s below `seq` answered `unavailable` and not applied since, and those the log has.
+        var holes: [Int] = []
+        var storedHoles: [Int] = []
+        /// `seq`s above `seq` answered `unavailable` here: holes once a later one is applied.
+        var refused: [Int] = []
     }
+
+    /// The most holes a session keeps; past it the lowest is forgotten (and a client that never got its answer
+    /// would take it as applied).
+    static let holeLimit = 32
 
     private(set) var marks: [String: Mark] = [:]
     private var lastSweep: Double = 0
 
     init(_ stored: [StoredMark] = []) {
         for mark in stored {
-            marks[mark.session] = Mark(seq: mark.seq, stored: mark.seq, time: mark.time, answer: mark.answer)
+            let holes = mark.holes ?? []
+            marks[mark.session] = Mark(
+                seq: mark.seq, stored: mark.seq, time: mark.time, answer: mark.answer, holes: holes, storedHoles: holes)
         }
     }
 
-    /// The session's mark: requests up to it were applied. 0 for a session this room does not remember.
-    func seq(for session: String) -> Int {
-        marks[session]?.seq ?? 0
+    /// Whether `seq` of `session` was applied: at or below its mark, and not a hole.
+    func covers(_ seq: Int, of session: String) -> Bool {
+        guard let mark = marks[session] else { return false }
+        return seq <= mark.seq && !mark.holes.contains(seq)
     }
 
-    /// The session's mark as the log has it, for `snapshot` and `resume`.
+    /// `seq` of `session` was answered `unavailable`: not applied, so sent again it is not a duplicate.
+    mutating func refused(_ seq: Int, of session: String, now: Double) {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.unavailableNotAHole) { return }
+        #endif
+        var mark = marks[session] ?? Mark(seq: 0, stored: 0, time: now)
+        guard seq > mark.seq, !mark.refused.contains(seq) else { return }
+        mark.refused.append(seq)
+        marks[session] = mark
+    }
+
+    /// The session's holes as a mark to store carries them: nil when it never had any, so the log keeps what it has.
+    func holesToStore(for session: String) -> [Int]? {
+        guard let mark = marks[session], !mark.holes.isEmpty || !mark.storedHoles.isEmpty else { return nil }
+        return mark.holes
+    }
+
+    /// The session's mark as the log has it, for `snapshot` and `resume`: below its lowest stored hole.
     func storedSeq(for session: String) -> Int {
-        marks[session]?.stored ?? 0
+        guard let mark = marks[session] else { return 0 }
+        return mark.storedHoles.min().map { min(mark.stored, $0 - 1) } ?? mark.stored
     }
 
     /// The first answer of the request that set an idempotency key's mark; nil when no request with the key was
@@ -48,13 +82,23 @@ struct SessionMarks {
         return mark.answer
     }
 
-    /// Moves `session`'s mark up to `seq` (never down), then enforces the bounds; it counts as stored once the
-    /// room's pipeline says so (``stored(_:upTo:)``).
+    /// Moves `session`'s mark up to `seq` (never down; a hole sent again is filled), then enforces the bounds; it
+    /// counts as stored once the room's pipeline says so (``stored(_:)``).
     mutating func advance(
         _ session: String, to seq: Int, answer: String? = nil, now: Double, idleSeconds: Double, limit: Int
     ) {
-        let old = marks[session] ?? Mark(seq: 0, stored: 0, time: now)
-        marks[session] = Mark(seq: max(old.seq, seq), stored: old.stored, time: now, answer: answer ?? old.answer)
+        var mark = marks[session] ?? Mark(seq: 0, stored: 0, time: now)
+        if seq <= mark.seq {
+            mark.holes.removeAll { $0 == seq }
+        } else {
+            mark.holes += mark.refused.filter { $0 < seq }.sorted()
+            mark.holes.removeFirst(max(0, mark.holes.count - Self.holeLimit))
+            mark.refused.removeAll { $0 <= seq }
+            mark.seq = seq
+        }
+        mark.time = now
+        mark.answer = answer ?? mark.answer
+        marks[session] = mark
         // A sweep costs a pass over the marks: at most once per tenth of the idle time.
         if now - lastSweep >= idleSeconds / 10 {
             lastSweep = now
@@ -65,10 +109,11 @@ struct SessionMarks {
         }
     }
 
-    /// The log now has `session`'s mark up to `seq`.
-    mutating func stored(_ session: String, upTo seq: Int) {
-        guard let mark = marks[session] else { return }
-        marks[session]?.stored = max(mark.stored, min(seq, mark.seq))
+    /// The log now has `stored` (up to its `seq`, with its holes).
+    mutating func stored(_ stored: StoredMark) {
+        guard let mark = marks[stored.session] else { return }
+        marks[stored.session]?.stored = max(mark.stored, min(stored.seq, mark.seq))
+        if let holes = stored.holes { marks[stored.session]?.storedHoles = holes }
     }
 
     /// Another server stored `mark`: that session's requests up to it were applied there.
@@ -76,16 +121,24 @@ struct SessionMarks {
         #if LOCKSTEP_MUTANTS
         if Mutant.isActive(.marksNotAdopted) { return }
         #endif
-        let old = marks[mark.session] ?? Mark(seq: 0, stored: 0, time: mark.time)
-        marks[mark.session] = Mark(
-            seq: max(old.seq, mark.seq), stored: max(old.stored, mark.seq), time: max(old.time, mark.time),
-            answer: mark.answer ?? old.answer)
+        var adopted = marks[mark.session] ?? Mark(seq: 0, stored: 0, time: mark.time)
+        if let holes = mark.holes, mark.seq >= adopted.seq {
+            adopted.holes = holes
+            adopted.storedHoles = holes
+        }
+        adopted.refused.removeAll { $0 <= mark.seq }
+        adopted.seq = max(adopted.seq, mark.seq)
+        adopted.stored = max(adopted.stored, mark.seq)
+        adopted.time = max(adopted.time, mark.time)
+        adopted.answer = mark.answer ?? adopted.answer
+        marks[mark.session] = adopted
     }
 
     /// Takes `session`'s mark back to what the log has: the requests it covered beyond that were taken back.
     mutating func rollBack(_ session: String) {
         guard let mark = marks[session] else { return }
         marks[session]?.seq = mark.stored
+        marks[session]?.holes = mark.storedHoles
     }
 
     /// Forgets every session idle for `idleSeconds` or longer.

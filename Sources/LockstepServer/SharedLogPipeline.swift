@@ -1,3 +1,4 @@
+import Foundation
 import LockstepCore
 import LockstepJSON
 import LockstepStorage
@@ -245,6 +246,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                         id: request.message.id, code: "unavailable",
                         message: "whether the request was stored is unknown: send it again with the same Idempotency-Key"))
             case .input(.request(let request, let requester, _)):
+                if let seq = request.seq, let name = (requester as? Session)?.sessionName {
+                    room.marks.refused(seq, of: name.value, now: Date().timeIntervalSince1970)
+                }
                 requester.answer(.error(id: request.message.id, code: "unavailable", message: SyncServer.unavailable))
             case .input(.effect(let action, _)):
                 server.logger.warning(
@@ -258,6 +262,12 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             case .reply(let requester, let answer):
                 requester.answer(answer)
             }
+        }
+        // What these connections sent after it is not applied either: its `seq` would move the session's mark past
+        // a request that may not be stored, and the resumed client would not send that one again.
+        state(of: room).incoming.removeAll { item in
+            guard case .input(.request(_, let session as Session, _)) = item else { return false }
+            return away.contains { $0 === session }
         }
         let notice = ServerMessage.error(
             id: nil, code: "unavailable", message: "whether a request was stored is unknown: reconnect and resume")

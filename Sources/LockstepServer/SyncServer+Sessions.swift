@@ -23,7 +23,7 @@ extension SyncServer {
             reply(.error(id: id, code: "bad_message", message: "\"seq\" needs a session: connect with session=NAME"), to: requester)
             return false
         }
-        guard seq <= room.marks.seq(for: name.value) else { return true }
+        guard room.marks.covers(seq, of: name.value) else { return true }
         reply(.ack(id: id, version: room.store.version, duplicate: true), to: requester)
         return false
     }
@@ -48,7 +48,9 @@ extension SyncServer {
             limit: configuration.sessionLimit)
         // A no-op action has no change to store: the mark is stored on its own, and the answer waits for it all the
         // same.
-        let mark = StoredMark(room: room.name, session: name, seq: seq, time: now, answer: answer)
+        let mark = StoredMark(
+            room: room.name, session: name, seq: seq, time: now, answer: answer,
+            holes: room.marks.holesToStore(for: name))
         pipeline.markMoved(mark, in: room, server: self)
     }
 }

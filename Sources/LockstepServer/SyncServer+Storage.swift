@@ -23,7 +23,7 @@ extension SyncServer {
 
     /// A write stored these marks: snapshots and resumes may report them now.
     func marksStored(_ marks: [StoredMark]) {
-        for mark in marks { rooms[mark.room]?.marks.stored(mark.session, upTo: mark.seq) }
+        for mark in marks { rooms[mark.room]?.marks.stored(mark) }
     }
 
     /// How the next write treats session marks.

@@ -85,8 +85,10 @@ struct RoomClientTests {
     }
 
     @Test func firstConnectionFailureIsReported() async throws {
-        let port = try await withServer(app: .counter) { $0.port }  // a port nothing listens on any more
-        let client = try RoomClient(url: "ws://127.0.0.1:\(port)/rooms/x")
+        // A port held without listening: a port freed by a closed server could be taken by another test's.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let client = try RoomClient(url: "ws://127.0.0.1:\(reserved.port)/rooms/x")
         await #expect(throws: RoomClientError.self) { try await client.connect() }
         #expect(await client.status == .closed)
         #expect(throws: RoomClientError.invalidURL("http://x/rooms/a")) { try RoomClient(url: "http://x/rooms/a") }

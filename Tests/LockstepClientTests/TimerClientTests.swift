@@ -42,7 +42,7 @@ struct TimerClientTests {
             #expect(await client.pendingCount == 0)
             #expect(try await listedTimers(server, "later").map(\.0) == ["turn"])
 
-            try await waitUntil("the timer to sleep on the server's clock") { await somethingSleeps(on: clock) }
+            // A timer is due at a time, not after a wait: the server's clock may move on before it arms its wait.
             await clock.advance(by: .seconds(29))
             #expect(try await fetchRoom(port: server.port, room: "later").version == 0)
             let fired = Task { try await updates(of: client) { if case .patch = $0.change { true } else { false } } }
@@ -135,9 +135,8 @@ struct TimerClientTests {
             try await store.send(.increment, after: .seconds(5), timer: "other")
             try await store.cancel(timer: "other")
 
-            try await waitUntil("the timer to sleep on the server's clock") { await somethingSleeps(on: clock) }
             await clock.advance(by: .seconds(5))
-            try await waitUntil("the timer's change to show") { store.state.count == 3 }
+            try await waitUntil("the timer's change to show", within: 60) { store.state.count == 3 }
             #expect(store.version == 1)
             #expect(try await fetchRoom(port: server.port, room: "typed").state == ["count": 3])
             await store.close()

@@ -1,3 +1,4 @@
+import LockstepApps
 import LockstepCore
 import LockstepJSON
 import LockstepServer
@@ -42,5 +43,90 @@ import Testing
             #expect(answer["duplicate"] == true)
             #expect(try await roomState(port) == ["count": 2])
         }
+    }
+
+    /// A request sent behind one whose COMMIT went unanswered is not applied either: its `seq` would move the
+    /// session's mark past a request that was not stored, and the resumed client would drop that one as applied.
+    @Test func whatFollowsAnUnansweredCommitWaitsForTheResume() async throws {
+        try await withCluster(nodes: 1, operationTimeout: .seconds(3)) { postgres, servers in
+            let port = servers[0].port
+            let first = try await Writer.connect(port, session: "s1")
+            #expect(try await first.action(#"{"type":"increment"}"#, seq: 1)["type"] == "ack")
+
+            // The COMMIT of an `add 777` runs past the deadline, then fails: the server cannot know it was not stored.
+            // It holds the room's lock a second past the deadline, well within the deadline of the write after it.
+            try await offThePool { try postgres.sql(Self.trap(#"PERFORM pg_sleep(4); RAISE EXCEPTION 'trapped';"#, deferred: true)) }
+            first.client.sendRaw(#"{"type":"action","id":"a2","seq":2,"action":{"type":"add","amount":777}}"#)
+            try await Task.sleep(for: .milliseconds(500))
+            first.client.sendRaw(#"{"type":"action","id":"a3","seq":3,"action":{"type":"increment"}}"#)
+            #expect(await first.client.closeCode(timeout: .seconds(15)) == 1011)
+
+            // Resumed, the session's mark is 1: the client sends 2 and 3 again, and each is applied once.
+            try await offThePool { try postgres.sql("DROP TRIGGER trap ON changes") }
+            let again = try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
+            let snapshot = try await again.nextJSON(type: "snapshot")
+            #expect(snapshot["seq"] == 1)
+            #expect(snapshot["state"] == ["count": 1], "the increment sent behind the unanswered COMMIT was not applied")
+            let resent = Writer(client: again)
+            #expect(try await resent.action(#"{"type":"add","amount":777}"#, seq: 2)["duplicate"] == nil)
+            #expect(try await resent.action(#"{"type":"increment"}"#, seq: 3)["duplicate"] == nil)
+            #expect(try await roomState(port) == ["count": 779])
+        }
+    }
+
+    /// A request answered `unavailable` and then one after it applied: the first is a hole below the session's mark.
+    /// Sent again it is applied, not answered as a duplicate, and a client that never got the answer resumes below it.
+    @Test func aRequestAnsweredUnavailableIsAHoleBelowTheMark() async throws {
+        try await withCluster(nodes: 1) { postgres, servers in
+            let port = servers[0].port
+            let first = try await Writer.connect(port, session: "s1")
+            #expect(try await first.action(#"{"type":"increment"}"#, seq: 1)["type"] == "ack")
+
+            try await offThePool { try postgres.sql(Self.trap("RAISE EXCEPTION 'trapped';", deferred: false)) }
+            let refused = try await first.action(#"{"type":"add","amount":777}"#, seq: 2)
+            #expect(refused["code"] == "unavailable")
+            // The write that failed may leave the server probing its database for a moment: 3 is sent until applied.
+            var answer = try await first.action(#"{"type":"increment"}"#, seq: 3)
+            for _ in 0..<50 where answer["code"] == "unavailable" {
+                try await Task.sleep(for: .milliseconds(200))
+                answer = try await first.action(#"{"type":"increment"}"#, seq: 3)
+            }
+            #expect(answer["type"] == "ack")
+            first.close()
+
+            // The client that lost the connection before it read the answer to 2 is told to send from 2 again.
+            try await offThePool { try postgres.sql("DROP TRIGGER trap ON changes") }
+            let again = try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
+            #expect(try await again.nextJSON(type: "snapshot")["seq"] == 1)
+            let resent = Writer(client: again)
+            #expect(try await resent.action(#"{"type":"add","amount":777}"#, seq: 2)["duplicate"] == nil)
+            #expect(try await resent.action(#"{"type":"increment"}"#, seq: 3)["duplicate"] == true)
+            #expect(try await roomState(port) == ["count": 779])
+            again.close()
+
+            // Filled, the hole is gone: the mark is 3 again, on this server and, stored, on a server started now.
+            let third = try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
+            #expect(try await third.nextJSON(type: "snapshot")["seq"] == 3)
+            third.close()
+            let other = try await clusterNode(on: postgres, app: .counter, operationTimeout: .seconds(20))
+            defer { other.shutdown() }
+            let fourth = try await TestClient.connect(
+                port: other.port, room: "test", query: "session=s1", using: sharedTransport)
+            #expect(try await fourth.nextJSON(type: "snapshot")["seq"] == 3)
+            fourth.close()
+        }
+    }
+
+    /// A trigger on stored changes that runs `body` for a change adding 777: at once, or at COMMIT when `deferred`.
+    static func trap(_ body: String, deferred: Bool) -> String {
+        """
+        CREATE FUNCTION trap() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF convert_from(NEW.message, 'UTF8') LIKE '%"amount":777%' THEN \(body) END IF;
+            RETURN NEW;
+        END $$;
+        CREATE \(deferred ? "CONSTRAINT " : "")TRIGGER trap AFTER INSERT ON changes
+            \(deferred ? "DEFERRABLE INITIALLY DEFERRED " : "")FOR EACH ROW EXECUTE FUNCTION trap();
+        """
     }
 }

@@ -163,12 +163,8 @@ extension ClusterSimulation {
             if let stored = log.rooms[name]!.versionOf[requestID], log.rooms[name]!.senderOf[requestID] == "c\(id)" {
                 violate("\(requestID) was answered \(code), and the log has it at version \(stored)")
             }
-            if code == "unavailable" {
-                // Sent again once reconnected, in order with what followed it.
-                disconnect(client)
-            } else {
-                client.unacked.removeAll { $0.id == requestID }
-            }
+            // Not applied: the client drops it, as `RoomClient` does (its sender may send it again, as a new request).
+            client.unacked.removeAll { $0.id == requestID }
         case .readReply(let readID, let version):
             let after = client.outstanding.first(where: { $0.id == readID })?.after ?? 0
             answered(client, readID)
@@ -194,10 +190,16 @@ extension ClusterSimulation {
 
     /// Joined: the requests the session's stored mark covers were applied; the others are sent again, in order.
     private func joined(_ client: SimulatedClient, seq: Int) {
-        if seq < client.ackedSeq {
+        // Below what was acknowledged only to stay below a hole: a seq answered `unavailable` before one applied.
+        let lowestHole = log.rooms[client.room]!.holes[client.session]?.min()
+        if seq < client.ackedSeq, lowestHole.map({ seq != $0 - 1 }) ?? true {
             violate("client \(client.index) joined with seq \(seq), behind its acknowledged seq \(client.ackedSeq)")
         }
         client.joined = true
+        let committed = log.rooms[client.room]!.committedRequests
+        for request in client.unacked where request.seq <= seq && !committed.contains(request.id) {
+            violate("client \(client.index)'s \(request.id) is under its session's mark \(seq), and no write applied it: lost")
+        }
         client.unacked.removeAll { $0.seq <= seq }
         for request in client.unacked { sendFrame(.request(request), from: client) }
     }

@@ -79,9 +79,7 @@ extension ClusterSimulation {
         guard !log.isDown(at: step) else { return closeAtJoin(connection) }
         guard let room = server.rooms[name] ?? loadRoom(name, on: server) else { return }
         let session = clients[connection.client].session
-        if let seq = log.rooms[name]!.marks[session] {
-            room.marks.adopt(StoredMark(room: name, session: session, seq: seq, time: Double(step)))
-        }
+        if let mark = log.mark(of: session, in: name, at: step) { room.marks.adopt(mark) }
         guard room.machine.mayApplyCommitted else {
             // `prepareJoin`: a write of the room's own settles first.
             room.machine.mayHaveMissed()
@@ -204,10 +202,7 @@ extension ClusterSimulation {
         guard !log.isDown(at: step) else { return ended(transaction, committed: false, uncertain: false) }
         log.rooms[transaction.name]!.lockedBy = id
         let missed = log.rows(of: transaction.name, after: transaction.after)
-        let stored = log.rooms[transaction.name]!.marks
-        let marks = transaction.sessions.compactMap { session in
-            stored[session].map { StoredMark(room: transaction.name, session: session, seq: $0, time: Double(step)) }
-        }
+        let marks = transaction.sessions.compactMap { log.mark(of: $0, in: transaction.name, at: step) }
         if let room = server.rooms[transaction.name], room.id == transaction.room {
             room.loggedTimers = log.rooms[transaction.name]!.timers
             prepare(room, attempt: transaction.attempt, missed: missed, marks: marks, on: server, into: &transaction)
@@ -241,6 +236,7 @@ extension ClusterSimulation {
         transaction.rows = room.batchRows
         transaction.states = room.batchStates
         transaction.marks = room.batchMarks
+        transaction.requests = room.batchRequests
         transaction.timerOps = room.batchTimerOps
         transaction.cancels = room.batchCancels
     }
@@ -250,7 +246,7 @@ extension ClusterSimulation {
     private func apply(_ request: SimulatedRequest, from id: Int, in room: SimulatedRoom) {
         guard let connection = connections[id] else { return }
         let session = clients[connection.client].session
-        guard request.seq > room.marks.seq(for: session) else {
+        guard !room.marks.covers(request.seq, of: session) else {
             let ack = ServerFrame.ack(id: request.id, version: room.store.version, duplicate: true, changed: false)
             room.held.append(.answer(connection: id, ack))
             return
@@ -291,12 +287,19 @@ extension ClusterSimulation {
                 room.held.append(.patch(message, version: change.version))
             }
             room.marks.advance(session, to: request.seq, now: Double(step), idleSeconds: 1e12, limit: 10_000)
+            // One mark per session, as the real write sends it.
+            let earlier = room.batchMarks.first { $0.session == session }?.seq ?? 0
             room.batchMarks.removeAll { $0.session == session }
-            room.batchMarks.append((session, request.seq))
+            room.batchMarks.append(
+                StoredMark(
+                    room: room.name, session: session, seq: max(earlier, request.seq), time: Double(step),
+                    holes: room.marks.holesToStore(for: session)))
+            room.batchRequests.append(request.id)
             let ack = ServerFrame.ack(
                 id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
             room.held.append(.answer(connection: id, ack))
         } catch {
+            room.batchRequests.append(request.id)
             room.held.append(.answer(connection: id, .error(id: request.id, code: "rejected")))
         }
     }
@@ -324,9 +327,9 @@ extension ClusterSimulation {
         if log.rooms[transaction.name]!.lockedBy == transaction.id { log.rooms[transaction.name]!.lockedBy = nil }
         note("transaction \(transaction.id) ends: committed \(committed), uncertain \(uncertain)")
         if committed, transaction.phase == .prepared {
-            let marks = Dictionary(transaction.marks.map { ($0.session, $0.seq) }, uniquingKeysWith: max)
             let problems = log.append(
-                transaction.rows, states: transaction.states, marks: marks, timerOps: transaction.timerOps,
+                transaction.rows, states: transaction.states, marks: transaction.marks, requests: transaction.requests,
+                timerOps: transaction.timerOps,
                 cancels: transaction.cancels, to: transaction.name)
             for problem in problems { violate(problem) }
             if let last = transaction.rows.last {
@@ -368,7 +371,7 @@ extension ClusterSimulation {
         switch end {
         case .release:
             room.store.releaseHistoryCheckpoint()
-            for mark in room.batchMarks { room.marks.stored(mark.session, upTo: mark.seq) }
+            for mark in room.batchMarks { room.marks.stored(mark) }
             room.messages += room.batchRows.map(\.message)
             for item in held {
                 switch item {
@@ -386,7 +389,19 @@ extension ClusterSimulation {
                 case .input(let request, let connection):
                     if uncertain {
                         if room.connections.contains(connection) { sendAway(connection, from: room) }
+                        // What the connection sent after it waits in `incoming`: it is not applied either.
+                        #if LOCKSTEP_MUTANTS
+                        let dropsQueued = !Mutant.isActive(.queuedAfterUncertainApplied)
+                        #else
+                        let dropsQueued = true
+                        #endif
+                        if dropsQueued {
+                            room.incoming.removeAll { if case .input(_, connection) = $0 { true } else { false } }
+                        }
                     } else {
+                        if let session = connections[connection].map({ clients[$0.client].session }) {
+                            room.marks.refused(request.seq, of: session, now: Double(step))
+                        }
                         send(.error(id: request.id, code: "unavailable"), to: connection)
                     }
                 case .reply(let connection, let frame):
@@ -402,6 +417,7 @@ extension ClusterSimulation {
         room.batchRows = []
         room.batchStates = []
         room.batchMarks = []
+        room.batchRequests = []
         if server.rooms[room.name] === room { runPump(room, on: server) }
     }
 

@@ -38,7 +38,8 @@ final class ClusterSimulation {
         var phase = Phase.waiting
         var rows: [StoredChange] = []
         var states: [JSON] = []
-        var marks: [(session: String, seq: Int)] = []
+        var marks: [StoredMark] = []
+        var requests: [String] = []
         var timerOps: [SimulatedLog.TimerOp] = []
         var cancels: [(name: String, at: Int)] = []
     }

@@ -23,6 +23,8 @@ struct SimulatedLog {
     struct Room {
         var rows: [StoredChange] = []
         var marks: [String: Int] = [:]
+        /// Each session's holes (`StoredMark.holes`), as its last stored mark left them.
+        var holes: [String: [Int]] = [:]
         /// The transaction holding the room's row lock.
         var lockedBy: Int?
         /// The state at each version, from 0, as the patches make it.
@@ -32,6 +34,8 @@ struct SimulatedLog {
         /// The version each request id made, and the connection that sent it then (`cause.client`).
         var versionOf: [String: Int] = [:]
         var senderOf: [String: String] = [:]
+        /// Every request a committed write applied, whether it made a version or not: what the marks stand for.
+        var committedRequests: Set<String> = []
         /// The timer rows, by name.
         var timers: [String: StoredTimer] = [:]
         var timerFates: [String: TimerFate] = [:]
@@ -50,6 +54,13 @@ struct SimulatedLog {
 
     func version(of room: String) -> Int { rooms[room]!.rows.count }
 
+    /// `session`'s stored mark in `room`, as a read at `step` finds it.
+    func mark(of session: String, in room: String, at step: Int) -> StoredMark? {
+        rooms[room]!.marks[session].map {
+            StoredMark(room: room, session: session, seq: $0, time: Double(step), holes: rooms[room]!.holes[session])
+        }
+    }
+
     func rows(of room: String, after version: Int) -> [StoredChange] {
         Array(rooms[room]!.rows.dropFirst(max(0, version)))
     }
@@ -57,7 +68,8 @@ struct SimulatedLog {
     /// Appends committed rows (with the state the writer had after each); returns what is wrong with them, if
     /// anything: the table's primary key and the checks' own view of one order.
     mutating func append(
-        _ rows: [StoredChange], states: [JSON], marks: [String: Int], timerOps: [TimerOp] = [],
+        _ rows: [StoredChange], states: [JSON], marks: [StoredMark] = [], requests: [String] = [],
+        timerOps: [TimerOp] = [],
         cancels: [(name: String, at: Int)] = [], to name: String
     ) -> [String] {
         var problems: [String] = []
@@ -97,7 +109,11 @@ struct SimulatedLog {
             room.states.append(state)
             room.counts.append((undo, redo))
         }
-        for (session, seq) in marks { room.marks[session] = max(room.marks[session] ?? 0, seq) }
+        for mark in marks {
+            room.marks[mark.session] = max(room.marks[mark.session] ?? 0, mark.seq)
+            if let holes = mark.holes { room.holes[mark.session] = holes }
+        }
+        room.committedRequests.formUnion(requests)
         problems += Self.store(timerOps, cancels: cancels, in: &room)
         rooms[name] = room
         return problems

@@ -34,7 +34,9 @@ final class SimulatedRoom {
     var batchRows: [StoredChange] = []
     /// The state after each of the batch's rows, for the log's checks.
     var batchStates: [JSON] = []
-    var batchMarks: [(session: String, seq: Int)] = []
+    var batchMarks: [StoredMark] = []
+    /// The ids of the requests the batch applied (whatever their outcome): what its session marks stand for.
+    var batchRequests: [String] = []
     /// The batch's changes to the timer rows, in order.
     var batchTimerOps: [SimulatedLog.TimerOp] = []
     /// The batch's cancels, each with the number of timer ops before it: the log checks each took its row away.
