@@ -23,6 +23,8 @@ func clientCallback(
         let reason = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error"
         connection(user)?.finish(code: nil, reason: reason)
         return 0
+    case LWS_CALLBACK_TIMER:
+        return connection(user)?.handleSilenceCheck() ?? 0
     case LWS_CALLBACK_RAW_CLOSE:
         connection(user)?.finish(code: nil, reason: "")
         return 0

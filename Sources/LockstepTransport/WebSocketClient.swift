@@ -32,19 +32,26 @@ public final class WebSocketClient: @unchecked Sendable {
     private(set) lazy var deflater = MessageDeflater()
     /// Connecting and upgrading each have this long.
     static let handshakeTimeoutSeconds: Int32 = 10
+    /// How long an open connection may receive nothing before it is taken for dead (see `init`).
+    public let silenceLimit: Duration
 
     /// Creates the context and starts its loop thread. `receiveBufferBytes` is the most one read takes from a
     /// socket. `wss://` servers must present a certificate the system trusts (OpenSSL also reads `SSL_CERT_FILE`)
     /// or one from `trustedCertificatesFile` (PEM), such as a test's self-signed certificate. With `compression`,
     /// connections offer permessage-deflate: compressed messages from the server are inflated, and messages of 128
-    /// bytes or more are sent compressed, each on its own. `eventLoop` is how the loop waits for its sockets; on
+    /// bytes or more are sent compressed, each on its own. A connection that receives nothing for a third of
+    /// `silenceLimit` sends a ping, and one that receives nothing for all of it is closed: a server gone without a
+    /// word (its host down, a link cut, a NAT that forgot the connection) is noticed, not waited for forever.
+    /// `eventLoop` is how the loop waits for its sockets; on
     /// `epoll`, each pass first waits `collectInterval` for more of them to become ready, which saves wake-ups when
     /// one loop holds thousands of sockets and adds at most that much latency.
     public init(
         maxMessageBytes: Int = 64 << 20, receiveBufferBytes: Int = 4096, trustedCertificatesFile: String? = nil,
-        compression: Bool = false, eventLoop: EventLoopBackend = .poll, collectInterval: Duration = .zero
+        compression: Bool = false, eventLoop: EventLoopBackend = .poll, collectInterval: Duration = .zero,
+        silenceLimit: Duration = .seconds(30)
     ) throws(TransportError) {
         ResourceLimits.raiseFileDescriptorLimit()
+        self.silenceLimit = max(silenceLimit, .milliseconds(30))
         self.compression = compression
         self.trustedCertificatesFile = trustedCertificatesFile
         LibWebSocketsLog.install(warnings: false)

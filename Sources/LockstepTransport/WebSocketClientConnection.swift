@@ -47,6 +47,8 @@ public final class WebSocketClientConnection {
     private var inflater: MessageInflater?
     /// Masking keys need not be secret from this client's own user, only unpredictable to what is on the path.
     private var maskGenerator = SystemRandomNumberGenerator()
+    /// When the server last sent anything; the silence check reads it.
+    private var lastHeard = ContinuousClock.now
 
     /// `handshake` is nil only for a connection that ends before it has a socket (an invalid URL).
     init(
@@ -204,6 +206,7 @@ public final class WebSocketClientConnection {
 
     /// `LWS_CALLBACK_RAW_RX`: bytes from the socket, decrypted first under TLS.
     func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        lastHeard = .now
         let chunk = UnsafeRawBufferPointer(start: input, count: length)
         guard let tls else { return receive(chunk) }
         tls.receive(chunk)
@@ -248,6 +251,7 @@ public final class WebSocketClientConnection {
             self.deflate = deflate
             reader.acceptsCompressed = deflate != nil
             if let wsi { lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0) }
+            armSilenceCheck()
             let held = waiting
             waiting = []
             for message in held {
@@ -258,6 +262,25 @@ public final class WebSocketClientConnection {
             delegate?.clientDidConnect(self)
             return leftover.withUnsafeBytes { read($0) }
         }
+    }
+
+    /// `LWS_CALLBACK_TIMER`, every third of the client's `silenceLimit` once upgraded: a ping after a third of it
+    /// heard nothing (the server's pong is something heard), the end of the connection after all of it.
+    func handleSilenceCheck() -> Int32 {
+        guard established, !closeSent else { return 0 }
+        let silence = lastHeard.duration(to: .now)
+        if silence >= client.silenceLimit {
+            failure = "the server sent nothing for \(client.silenceLimit): the connection is taken for dead"
+            return -1
+        }
+        if silence >= client.silenceLimit / 3 { queueFrame(opcode: 0x9, payload: []) }
+        armSilenceCheck()
+        return 0
+    }
+
+    private func armSilenceCheck() {
+        guard let wsi else { return }
+        lws_set_timer_usecs(wsi, lws_usec_t(client.silenceLimit / 3 / .microseconds(1)))
     }
 
     private func read(_ chunk: UnsafeRawBufferPointer) -> Int32 {
