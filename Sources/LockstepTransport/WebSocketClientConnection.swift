@@ -47,8 +47,9 @@ public final class WebSocketClientConnection {
     private var inflater: MessageInflater?
     /// Masking keys need not be secret from this client's own user, only unpredictable to what is on the path.
     private var maskGenerator = SystemRandomNumberGenerator()
-    /// When the server last sent anything; the silence check reads it.
+    /// When the server last sent anything (or reading resumed); the silence check reads it.
     private var lastHeard = ContinuousClock.now
+    private var receiving = true
 
     /// `handshake` is nil only for a connection that ends before it has a socket (an invalid URL).
     init(
@@ -76,10 +77,13 @@ public final class WebSocketClientConnection {
         if established { queueClose(code: code, reason: pendingClose!.reason) }
     }
 
-    /// Stops or resumes reading from the socket (lws rx flow control), e.g. to simulate a client that stalls.
+    /// Stops or resumes reading from the socket (lws rx flow control), e.g. to simulate a client that stalls. While
+    /// it does not read, hearing nothing is not the server's silence: the silence check waits.
     public func setReceiving(_ on: Bool) {
         guard let wsi, established else { return }
         lws_rx_flow_control(wsi, on ? 1 : 0)
+        receiving = on
+        lastHeard = .now
     }
 
     private func enqueue(_ payload: [UInt8], opcode: UInt8) {
@@ -268,6 +272,10 @@ public final class WebSocketClientConnection {
     /// heard nothing (the server's pong is something heard), the end of the connection after all of it.
     func handleSilenceCheck() -> Int32 {
         guard established, !closeSent else { return 0 }
+        guard receiving else {
+            armSilenceCheck()
+            return 0
+        }
         let silence = lastHeard.duration(to: .now)
         if silence >= client.silenceLimit {
             failure = "the server sent nothing for \(client.silenceLimit): the connection is taken for dead"

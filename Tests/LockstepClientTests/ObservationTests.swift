@@ -23,7 +23,7 @@ struct ObservationTests {
     static func nextChange<T: Sendable>(
         of read: @escaping @MainActor () -> T, onMain: Threads
     ) async throws -> T {
-        try await within(10, "an observed change") { @MainActor in
+        try await within(30, "an observed change") { @MainActor in
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 withObservationTracking {
                     _ = read()
