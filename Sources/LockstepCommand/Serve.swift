@@ -114,6 +114,10 @@ struct Serve: AsyncParsableCommand {
     var handshakeTimeout = Duration.seconds(10)
 
     @Option(
+        help: "A WebSocket client that answered no ping for this long is pinged, and closed if it answers none within 10s more (whole seconds: 30s, 5m).")
+    var pingInterval = Duration.seconds(300)
+
+    @Option(
         help: """
             A web page origin (e.g. https://app.example.com) allowed to open WebSockets here besides the server's own; \
             repeatable; * allows every page. Other pages' handshakes get 403.
@@ -210,6 +214,7 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxConnectionsPerIp > 0 else { throw ValidationError("--max-connections-per-ip must be positive") }
         guard handshakeTimeout >= .seconds(1) else { throw ValidationError("--handshake-timeout must be at least 1s") }
+        guard pingInterval >= .seconds(1) else { throw ValidationError("--ping-interval must be at least 1s") }
         guard stallTimeout >= .zero, roomIdle >= .zero else {
             throw ValidationError("--stall-timeout and --room-idle cannot be negative")
         }
@@ -263,6 +268,7 @@ struct Serve: AsyncParsableCommand {
 
         configuration.maxConnectionsPerAddress = maxConnectionsPerIp
         configuration.handshakeTimeout = handshakeTimeout
+        configuration.pingInterval = pingInterval
         configuration.sessionIdle = sessionIdle
         configuration.sessionLimit = sessionLimit
         configuration.maxTimers = maxTimers

@@ -80,6 +80,10 @@ public struct ServerConfiguration: Sendable {
     /// Time a new TCP connection has to send its whole HTTP request (a handshake, or a GET) before
     /// it is closed, so half-sent requests cannot hold sockets; whole seconds, at least 1.
     public var handshakeTimeout = Duration.seconds(10)
+    /// A WebSocket client that answered no ping for this long is pinged, and closed if it answers none within 10 s
+    /// more: a client gone without a word (network lost, device asleep) leaves presence and frees its socket. Whole
+    /// seconds, at least 1.
+    public var pingInterval = Duration.seconds(300)
     /// Time after which a room forgets a client session that sent no numbered request (`seq`): a client that
     /// comes back later starts again from `seq` 0. The protocol promises at least an hour.
     public var sessionIdle = Duration.seconds(24 * 3_600)

@@ -82,6 +82,7 @@ public actor SyncServer {
         transportConfiguration.receiveBufferBytes = configuration.receiveBufferBytes
         transportConfiguration.eventLoop = configuration.eventLoop
         transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
+        transportConfiguration.pingIntervalSeconds = Int(configuration.pingInterval.components.seconds)
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             transportConfiguration.tls = TLSFiles(certificatePath: certificate, privateKeyPath: key)
         }

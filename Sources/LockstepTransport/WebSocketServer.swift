@@ -39,6 +39,12 @@ public final class WebSocketServer: @unchecked Sendable {
         public var compressionMinimumBytes = 128
         /// How the loop waits for sockets: `poll` suits busy fan-out, `epoll` many mostly idle connections.
         public var eventLoop = EventLoopBackend.poll
+        /// Seconds after which a WebSocket client that has not answered a ping is pinged again; one that answers
+        /// none within `pingGraceSeconds` more is closed, so a client gone without a word (its network lost, its
+        /// device asleep) leaves presence and frees its socket. HTTP connections are not pinged.
+        public var pingIntervalSeconds = 300
+        /// Seconds a pinged client has to answer.
+        public var pingGraceSeconds = 10
 
         /// Builds a configuration; the defaults suit a local development server.
         public init(
@@ -92,6 +98,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// `LWS_PRE` + `coalesceBytes`: the one buffer every coalesced write and HTTP body chunk is built in.
     let writeBuffer: UnsafeMutableRawPointer
     private let protocols: UnsafeMutablePointer<lws_protocols>
+    /// The vhost's ping policy (`pingIntervalSeconds`); libwebsockets keeps the pointer for the context's life.
+    private let idlePolicy: UnsafeMutablePointer<lws_retry_bo_t>
     private let cStrings: [UnsafeMutablePointer<CChar>]
     private let shutdownRequested = Mutex(false)
     /// Compresses frames for deflate clients, each once (see `OutboundFrame.deflated`); made on first use.
@@ -118,6 +126,8 @@ public final class WebSocketServer: @unchecked Sendable {
         self.delegate = delegate
         loop = ServiceLoop(backend: configuration.eventLoop)
         writeBuffer = .allocate(byteCount: CLibWebSockets_LWS_PRE + configuration.coalesceBytes, alignment: 16)
+        idlePolicy = .allocate(capacity: 1)
+        idlePolicy.initialize(to: lws_retry_bo_t())
 
         let name = strdup("lockstep")!
         let wildcard = ["", "0.0.0.0", "::", "*"].contains(configuration.host)
@@ -156,6 +166,10 @@ public final class WebSocketServer: @unchecked Sendable {
         // permessage-deflate is negotiated through libwebsockets (so it accepts RSV1 frames) but done here: its own
         // extension would compress only what goes through lws_write's framing, never the pre-framed writes.
         info.extensions = configuration.compression ? CLibWebSockets_deflate_extensions() : nil
+        idlePolicy.pointee.secs_since_valid_ping = UInt16(clamping: max(1, configuration.pingIntervalSeconds))
+        idlePolicy.pointee.secs_since_valid_hangup = UInt16(
+            clamping: max(1, configuration.pingIntervalSeconds) + max(1, configuration.pingGraceSeconds))
+        info.retry_and_idle_policy = UnsafePointer(idlePolicy)
         loop.configure(&info)
 
         guard let context = lws_create_context(&info) else {
@@ -277,6 +291,7 @@ public final class WebSocketServer: @unchecked Sendable {
 
     deinit {
         writeBuffer.deallocate()
+        idlePolicy.deallocate()
         protocols.deinitialize(count: 2)
         protocols.deallocate()
         for string in cStrings { free(string) }
