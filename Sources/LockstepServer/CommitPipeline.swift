@@ -26,67 +26,67 @@ protocol CommitPipeline: AnyObject {
     func clientID(_ number: Int) -> String
 
     /// Starts what the pipeline does on its own, such as following what other servers commit.
-    func start(server: isolated SyncServer)
-    /// Takes a change request or an effect's action for `room`; the server applies it (``SyncServer/apply(_:in:)``)
+    func start(server: isolated some RoomHost)
+    /// Takes a change request or an effect's action for `room`; the server applies it (``RoomHost/apply(_:in:)``)
     /// now or in the room's turn.
-    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer)
+    func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost)
     /// A change the server applied: its patch leaves, after everything before it, once it is stored.
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer)
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost)
     /// A session's mark moved with a request just applied; the request's ack waits until it is stored.
-    func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer)
+    func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost)
     /// An answer to one requester: it leaves after every patch and answer its room holds back before it.
-    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer)
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost)
     /// Nothing of `room` waits in the pipeline or is being written.
     func isIdle(_ room: Room) -> Bool
-    /// Has an idle room leave memory (``SyncServer/evict(_:at:)``) once everything of it is stored.
-    func evict(_ room: Room, server: isolated SyncServer)
+    /// Has an idle room leave memory (``RoomHost/evict(_:at:)``) once everything of it is stored.
+    func evict(_ room: Room, server: isolated some RoomHost)
     /// `room` left memory: the pipeline forgets what it kept for it.
     func forget(_ room: Room)
     /// The room's clients changed.
-    func peersChanged(in room: Room, server: isolated SyncServer)
+    func peersChanged(in room: Room, server: isolated some RoomHost)
     /// The clients of `room` on other servers.
     func remotePeers(of room: Room) -> [Peer]
     /// Timers scheduled and gone (fired or cancelled) in `room`: stored with the room's next write, in the same
     /// transaction as the change a fired timer made.
-    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated SyncServer)
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost)
     /// The stored timers due by `due` (milliseconds since the Unix epoch), or of one room; nil without storage or when
     /// it cannot be read.
-    func pendingTimers(dueBy due: Int, server: isolated SyncServer) async -> [StoredTimer]?
-    func pendingTimers(in room: String, server: isolated SyncServer) async -> [StoredTimer]?
+    func pendingTimers(dueBy due: Int, server: isolated some RoomHost) async -> [StoredTimer]?
+    func pendingTimers(in room: String, server: isolated some RoomHost) async -> [StoredTimer]?
     /// How often other servers' timers are read from storage; nil where this server alone schedules them.
     var timerPoll: Duration? { get }
 
     /// Reads a room not in memory; a client joining it (`creating`) makes it exist. ``StoredRoomImage/none`` for a room
     /// never stored.
-    func read(room: String, creating: Bool, server: isolated SyncServer) async -> Result<StoredRoomImage, StorageError>
+    func read(room: String, creating: Bool, server: isolated some RoomHost) async -> Result<StoredRoomImage, StorageError>
     /// A room read by ``read(room:creating:server:)`` is now in memory.
-    func installed(_ room: Room, server: isolated SyncServer)
+    func installed(_ room: Room, server: isolated some RoomHost)
     /// Brings a room in memory up to what storage has before a client joins it (with `session`'s stored mark) or an
     /// HTTP read answers from it (no session); false when it cannot, and the client is then refused rather than sent
     /// an older state than its own.
-    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool
+    func prepareJoin(of room: Room, session: String?, server: isolated some RoomHost) async -> Bool
     /// A page of the stored changes of `room` (time travel, recordings); none in memory.
     func storedChanges(
-        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
+        room: String, after version: Int, through last: Int, limit: Int, server: isolated some RoomHost
     ) async throws(StorageError) -> [StoredChange]
     /// The oldest version of `room` storage has a change for; nil when none (or in memory).
-    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int?
+    func oldestStoredChange(room: String, server: isolated some RoomHost) async -> Int?
 }
 
 /// What a pipeline of a server that alone holds its rooms does: requests are applied at once, and there are no other
 /// servers to follow or tell.
 extension CommitPipeline {
     func clientID(_ number: Int) -> String { "c\(number)" }
-    func start(server: isolated SyncServer) {}
-    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer) { server.apply(input, in: room) }
+    func start(server: isolated some RoomHost) {}
+    func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost) { server.apply(input, in: room) }
     func isIdle(_ room: Room) -> Bool { true }
     func forget(_ room: Room) {}
-    func peersChanged(in room: Room, server: isolated SyncServer) {}
+    func peersChanged(in room: Room, server: isolated some RoomHost) {}
     func remotePeers(of room: Room) -> [Peer] { [] }
     var timerPoll: Duration? { nil }
-    func installed(_ room: Room, server: isolated SyncServer) {}
-    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool { true }
+    func installed(_ room: Room, server: isolated some RoomHost) {}
+    func prepareJoin(of room: Room, session: String?, server: isolated some RoomHost) async -> Bool { true }
 }
 
 /// A pipeline with a log to read history from.
@@ -95,21 +95,21 @@ protocol LoggingPipeline: CommitPipeline {
 }
 
 extension LoggingPipeline {
-    func pendingTimers(dueBy due: Int, server: isolated SyncServer) async -> [StoredTimer]? {
+    func pendingTimers(dueBy due: Int, server: isolated some RoomHost) async -> [StoredTimer]? {
         try? await log.timers(dueBy: due)
     }
 
-    func pendingTimers(in room: String, server: isolated SyncServer) async -> [StoredTimer]? {
+    func pendingTimers(in room: String, server: isolated some RoomHost) async -> [StoredTimer]? {
         try? await log.timers(room: room)
     }
 
     func storedChanges(
-        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
+        room: String, after version: Int, through last: Int, limit: Int, server: isolated some RoomHost
     ) async throws(StorageError) -> [StoredChange] {
         try await log.changes(room: room, after: version, through: last, limit: limit)
     }
 
-    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? {
+    func oldestStoredChange(room: String, server: isolated some RoomHost) async -> Int? {
         try? await log.oldestChange(room: room)
     }
 }

@@ -23,7 +23,7 @@ final class LocalLogPipeline: LoggingPipeline {
     var isSettled: Bool { queue.isIdle && !queue.hasWrites && !queue.writeScheduled }
 
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost
     ) {
         queue.rows.append(
             StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
@@ -37,19 +37,19 @@ final class LocalLogPipeline: LoggingPipeline {
         scheduleWrite(server: server)
     }
 
-    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated SyncServer) {
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost) {
         queue.timers += scheduled
         queue.timersGone += gone
         scheduleWrite(server: server)
     }
 
-    func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
+    func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost) {
         queue.marks.append(mark)
         storeEpoch(of: room)
         scheduleWrite(server: server)
     }
 
-    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost) {
         if queue.isIdle {
             requester.answer(answer)
         } else {
@@ -58,14 +58,14 @@ final class LocalLogPipeline: LoggingPipeline {
     }
 
     /// The room's snapshot goes with the next write; the room leaves once everything queued before it is stored.
-    func evict(_ room: Room, server: isolated SyncServer) {
+    func evict(_ room: Room, server: isolated some RoomHost) {
         if room.changesSinceSnapshot > 0, let snapshot = server.snapshot(of: room) { queue.snapshots.append(snapshot) }
         queue.pending.append(.evict(room, version: room.store.version))
         scheduleWrite(server: server)
     }
 
     func read(
-        room: String, creating: Bool, server: isolated SyncServer
+        room: String, creating: Bool, server: isolated some RoomHost
     ) async -> Result<StoredRoomImage, StorageError> {
         await StoredRoomImage.read(room: room, from: log, configuration: server.configuration, repairing: true)
     }
@@ -78,14 +78,14 @@ final class LocalLogPipeline: LoggingPipeline {
     }
 
     /// Starts a write after the current callback, so changes arriving together share one transaction.
-    private func scheduleWrite(server: isolated SyncServer) {
+    private func scheduleWrite(server: isolated some RoomHost) {
         guard !queue.writeScheduled, queue.inFlight == nil else { return }
         queue.writeScheduled = true
         Task { await self.write(server: server) }
     }
 
     /// Writes everything waiting, then what arrived meanwhile, until nothing waits.
-    private func write(server: isolated SyncServer) async {
+    private func write(server: isolated some RoomHost) async {
         queue.writeScheduled = false
         while queue.inFlight == nil, !server.isStopped {
             guard queue.hasWrites else { return releasePending(server: server) }
@@ -115,7 +115,7 @@ final class LocalLogPipeline: LoggingPipeline {
     }
 
     /// Sends replies that waited only for a write that has now finished (no change of theirs is pending).
-    private func releasePending(server: isolated SyncServer) {
+    private func releasePending(server: isolated some RoomHost) {
         let items = queue.pending
         queue.pending.removeAll()
         server.release(items)
@@ -125,7 +125,7 @@ final class LocalLogPipeline: LoggingPipeline {
     /// told and disconnected, so they reconnect to the stored state.
     private func fail(
         _ items: [DurabilityQueue.Release], marks: [StoredMark], because error: StorageError,
-        server: isolated SyncServer
+        server: isolated some RoomHost
     ) {
         var affected: [String: Room] = [:]
         for case .patch(let room, _) in items { affected[room.name] = room }

@@ -11,38 +11,38 @@ final class MemoryPipeline: CommitPipeline {
     var isSettled: Bool { true }
 
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost
     ) {
         server.broadcast(patch, in: room)
     }
 
-    func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
+    func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost) {
         room.marks.stored(mark)
     }
 
-    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost) {
         requester.answer(answer)
     }
 
-    func evict(_ room: Room, server: isolated SyncServer) {}
+    func evict(_ room: Room, server: isolated some RoomHost) {}
 
-    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated SyncServer) {}
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost) {}
 
-    func pendingTimers(dueBy due: Int, server: isolated SyncServer) async -> [StoredTimer]? { nil }
+    func pendingTimers(dueBy due: Int, server: isolated some RoomHost) async -> [StoredTimer]? { nil }
 
-    func pendingTimers(in room: String, server: isolated SyncServer) async -> [StoredTimer]? { nil }
+    func pendingTimers(in room: String, server: isolated some RoomHost) async -> [StoredTimer]? { nil }
 
     func read(
-        room: String, creating: Bool, server: isolated SyncServer
+        room: String, creating: Bool, server: isolated some RoomHost
     ) async -> Result<StoredRoomImage, StorageError> {
         .success(.none)
     }
 
     func storedChanges(
-        room: String, after version: Int, through last: Int, limit: Int, server: isolated SyncServer
+        room: String, after version: Int, through last: Int, limit: Int, server: isolated some RoomHost
     ) async throws(StorageError) -> [StoredChange] {
         []
     }
 
-    func oldestStoredChange(room: String, server: isolated SyncServer) async -> Int? { nil }
+    func oldestStoredChange(room: String, server: isolated some RoomHost) async -> Int? { nil }
 }

@@ -4,6 +4,9 @@ import LockstepJSON
 /// The answer to one request, which its ``Requester`` puts in its own form: a frame on its connection, or an HTTP
 /// response with the status the protocol gives the code.
 enum RequestAnswer {
+    /// What a client is told when its request cannot be committed now.
+    static let unavailable = "the server cannot reach its database; nothing was applied, send it again later"
+
     /// The request is applied (or was before, `duplicate`); `version` is its change's, or the room's when it changed
     /// nothing.
     case ack(id: String?, version: Int, duplicate: Bool = false)

@@ -6,11 +6,11 @@ import Logging
 /// What other servers commit and publish, and reading rooms from the shared database.
 extension SharedLogPipeline {
     /// Follows what other servers commit and publish, for as long as the storage is open.
-    func start(server: isolated SyncServer) {
+    func start(server: isolated some RoomHost) {
         Task { await listen(server: server) }
     }
 
-    private func listen(server: isolated SyncServer) async {
+    private func listen(server: isolated some RoomHost) async {
         let renewal = Task {
             while !Task.isCancelled {
                 try? await server.clock.sleep(for: storage.peerLifetime / 3)
@@ -41,7 +41,7 @@ extension SharedLogPipeline {
     }
 
     /// `name` is committed up to `version`: a room in memory that holds less follows.
-    private func committed(_ name: String, version: Int, server: isolated SyncServer) {
+    private func committed(_ name: String, version: Int, server: isolated some RoomHost) {
         guard let room = server.rooms[name], version > room.store.version else { return }
         let state = state(of: room)
         state.machine.announced(version: version)
@@ -63,7 +63,7 @@ extension SharedLogPipeline {
 
     /// Brings the room up to what the database has. Safe beside the room's own write: changes the room already has
     /// are skipped.
-    func catchUp(_ room: Room, server: isolated SyncServer) async -> CatchUp {
+    func catchUp(_ room: Room, server: isolated some RoomHost) async -> CatchUp {
         let name = room.name
         let state = state(of: room)
         guard state.machine.mayApplyCommitted else { return checkLater(room, state, server: server) }
@@ -93,7 +93,7 @@ extension SharedLogPipeline {
     }
 
     /// Leaves the check to the pump, once the room's own write has settled.
-    private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) -> CatchUp {
+    private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) -> CatchUp {
         state.machine.mayHaveMissed()
         pump(room, server: server)
         return .deferred
@@ -101,7 +101,7 @@ extension SharedLogPipeline {
 
     /// Follows other servers' commits beside the room's own writes, so its clients see them while its next write
     /// waits for the room's lock; one at a time per room, while it makes progress.
-    private func follow(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) {
+    private func follow(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) {
         guard state.machine.startFollowing() else { return }
         Task {
             var reached = -1
@@ -117,7 +117,7 @@ extension SharedLogPipeline {
 
     /// Applies changes committed by other servers to the room and sends them to its clients, byte for byte as
     /// stored; false when they do not follow what it holds.
-    func applyCommitted(_ changes: [StoredChange], to room: Room, server: isolated SyncServer) -> Bool {
+    func applyCommitted(_ changes: [StoredChange], to room: Room, server: isolated some RoomHost) -> Bool {
         let fresh = changes.drop { $0.version <= room.store.version }
         guard let first = fresh.first else { return true }
         guard first.version == room.store.version + 1 else { return false }
@@ -131,7 +131,7 @@ extension SharedLogPipeline {
         }
         room.store = replay.store
         for change in fresh where change.version <= replay.store.version {
-            guard let patch = SyncServer.loggedPatch(change, in: room, document: &document),
+            guard let patch = room.loggedPatch(change, document: &document),
                 let inverse = try? change.parsedRecord().inverse
             else { return false }
             room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
@@ -146,7 +146,7 @@ extension SharedLogPipeline {
     /// A client joining a room makes it exist, named by whichever server creates it first; the room is then checked
     /// against the database, and its clients on other servers read.
     func read(
-        room: String, creating: Bool, server: isolated SyncServer
+        room: String, creating: Bool, server: isolated some RoomHost
     ) async -> Result<StoredRoomImage, StorageError> {
         var image = await StoredRoomImage.read(
             room: room, from: storage, configuration: server.configuration, repairing: false)
@@ -162,7 +162,7 @@ extension SharedLogPipeline {
     }
 
     /// The room's clients on other servers are read, and what was committed while it was read is fetched next.
-    func installed(_ room: Room, server: isolated SyncServer) {
+    func installed(_ room: Room, server: isolated some RoomHost) {
         state(of: room).machine.mayHaveMissed()
         readRemotePeers(of: room, server: server)
         pump(room, server: server)
@@ -171,7 +171,7 @@ extension SharedLogPipeline {
     /// A client resuming from another server never gets a state older than the one it had: the room catches up
     /// first, and its session's mark is read as stored.
     /// While a write of the room's own settles, it waits for it (at most about the database timeout).
-    func prepareJoin(of room: Room, session: String?, server: isolated SyncServer) async -> Bool {
+    func prepareJoin(of room: Room, session: String?, server: isolated some RoomHost) async -> Bool {
         if let session, let mark = try? await storage.mark(room: room.name, session: session) {
             room.marks.adopt(mark)
         }
@@ -191,7 +191,7 @@ extension SharedLogPipeline {
     /// Publishes this server's clients of the room, with their presence states, when they changed: one publication
     /// at a time, at most one per `presenceInterval`, each with the clients as they are then (states in between are
     /// merged, never queued). States go through the database's table of peers, never through the room's log.
-    func peersChanged(in room: Room, server: isolated SyncServer) {
+    func peersChanged(in room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
         guard !state.publishing else { return }
         let name = room.name
@@ -216,7 +216,7 @@ extension SharedLogPipeline {
     /// Reads the room's clients on other servers: a join or leave goes out as presence, a state that changed alone
     /// as the states that changed. A notice arriving during a read has the room read again after it, since the read
     /// may have missed what was just published.
-    private func readRemotePeers(of room: Room, server: isolated SyncServer) {
+    private func readRemotePeers(of room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
         guard !state.readingPeers else {
             state.peersStale = true

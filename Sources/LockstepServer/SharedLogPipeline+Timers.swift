@@ -5,7 +5,7 @@ import LockstepStorage
 extension SharedLogPipeline {
     var timerPoll: Duration? { .seconds(1) }
 
-    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated SyncServer) {
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost) {
         let writes = state(of: room).writes
         writes.timers += scheduled
         writes.timersGone += gone

@@ -52,18 +52,18 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     // MARK: - Requests and writes
 
     /// Applied in the room's next locked write, after what other servers committed before it.
-    func submit(_ input: RoomInput, to room: Room, server: isolated SyncServer) {
+    func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost) {
         enqueue(.input(input), in: room, server: server)
     }
 
-    private func enqueue(_ item: SharedRoomState.Incoming, in room: Room, server: isolated SyncServer) {
+    private func enqueue(_ item: SharedRoomState.Incoming, in room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
         state.incoming.append(item)
         if state.machine.received(needsWrite: item.needsWrite) == .startPump { startPump(room, state, server: server) }
     }
 
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated SyncServer
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost
     ) {
         let writes = state(of: room).writes
         writes.rows.append(
@@ -77,12 +77,12 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         }
     }
 
-    func markMoved(_ mark: StoredMark, in room: Room, server: isolated SyncServer) {
+    func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost) {
         state(of: room).writes.marks.append(mark)
     }
 
     /// A reply goes out now unless something the room received before it is still waiting or being written.
-    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated SyncServer) {
+    func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost) {
         let room = requester.room
         let state = state(of: room)
         switch state.machine.replyReady(writesIdle: state.writes.isIdle) {
@@ -97,18 +97,18 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     /// Everything the room did is committed: it may go at once.
-    func evict(_ room: Room, server: isolated SyncServer) {
+    func evict(_ room: Room, server: isolated some RoomHost) {
         server.evict(room, at: room.store.version)
     }
 
     /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
-    func pump(_ room: Room, server: isolated SyncServer) {
+    func pump(_ room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
         if state.machine.wake() == .startPump { startPump(room, state, server: server) }
     }
 
     /// The room's one task of writes and catch-ups: it does what the machine says, step by step, until it says idle.
-    private func startPump(_ room: Room, _ state: SharedRoomState, server: isolated SyncServer) {
+    private func startPump(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) {
         Task {
             while true {
                 let step = state.machine.next(
@@ -136,7 +136,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     /// One locked write: what other servers committed, then everything the room received, committed together.
-    private func write(_ room: Room, _ state: SharedRoomState, attempt: Int, server: isolated SyncServer) async {
+    private func write(_ room: Room, _ state: SharedRoomState, attempt: Int, server: isolated some RoomHost) async {
         state.batch = state.incoming
         state.incoming.removeAll()
         state.batchRows = []
@@ -167,7 +167,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// that is already there. They are sent away instead, to resume and send it again with its `seq`, which is then
     /// recognised if it was stored.
     private func end(
-        _ end: SharedLogMachine.WriteEnd, of room: Room, _ state: SharedRoomState, server: isolated SyncServer
+        _ end: SharedLogMachine.WriteEnd, of room: Room, _ state: SharedRoomState, server: isolated some RoomHost
     ) {
         let batch = state.batch
         state.batch.removeAll()
@@ -188,7 +188,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Inside the locked write: applies what others committed, then the batch; returns what to commit.
     func prepare(
-        _ name: String, _ id: ObjectIdentifier, _ attempt: Int, _ catchUp: RoomCatchUp, server: isolated SyncServer
+        _ name: String, _ id: ObjectIdentifier, _ attempt: Int, _ catchUp: RoomCatchUp, server: isolated some RoomHost
     ) -> RoomWrite {
         let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.sessionWrites())
         guard let room = server.rooms[name], ObjectIdentifier(room) == id,
@@ -233,7 +233,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Answers the requests of a write that failed; `uncertain` when it may have been committed.
     private func answerFailed(
-        _ batch: [SharedRoomState.Incoming], in room: Room, uncertain: Bool, server: isolated SyncServer
+        _ batch: [SharedRoomState.Incoming], in room: Room, uncertain: Bool, server: isolated some RoomHost
     ) {
         var away: [Session] = []
         for item in batch {
@@ -249,7 +249,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 if let seq = request.seq, let name = (requester as? Session)?.sessionName {
                     room.marks.refused(seq, of: name.value, now: Date().timeIntervalSince1970)
                 }
-                requester.answer(.error(id: request.message.id, code: "unavailable", message: SyncServer.unavailable))
+                requester.answer(.error(id: request.message.id, code: "unavailable", message: RequestAnswer.unavailable))
             case .input(.effect(let action, _)):
                 server.logger.warning(
                     "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
@@ -279,7 +279,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// Takes back the changes, marks and epoch of a batch applied on top of `version` that was not committed (or may
     /// not have been: then the next catch-up brings back what was). Clients that joined meanwhile saw them, and are
     /// sent away to resume.
-    private func rollBack(_ room: Room, _ state: SharedRoomState, to version: Int, server: isolated SyncServer) {
+    private func rollBack(_ room: Room, _ state: SharedRoomState, to version: Int, server: isolated some RoomHost) {
         do throws(StoreRollback.Failure) {
             room.store = try StoreRollback.rollingBack(
                 room.store, changes: state.batchRows, to: version, app: server.configuration.app)
@@ -299,7 +299,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     /// Drops a room whose memory cannot be trusted; its clients are told and disconnected, and resume from the log.
-    func abandon(_ room: Room, because reason: String, server: isolated SyncServer) {
+    func abandon(_ room: Room, because reason: String, server: isolated some RoomHost) {
         guard server.rooms[room.name] === room else { return }
         let notice = ServerMessage.error(
             id: nil, code: "unavailable", message: "the room must be read again (\(reason)); reconnect")

@@ -85,7 +85,7 @@ extension SyncServer {
         }
         let room = Room(
             name: name, store: store, stream: makeStream(), resumeWindow: configuration.resumeWindow,
-            recent: image.recent.compactMap { Self.loggedPatch($0, parts: privateParts)?.patch }
+            recent: image.recent.compactMap { Room.loggedPatch($0, parts: privateParts)?.patch }
         )
         room.changesSinceSnapshot = store.version - image.snapshotVersion
         room.privateParts = privateParts
@@ -110,21 +110,5 @@ extension SyncServer {
         // Loaded for a read, it leaves again once idle; a client joining stops the clock.
         roomBecameIdle(room)
         return room
-    }
-
-    /// A stored change as a room keeps it for resuming clients and `history`: its stored bytes, and whose private
-    /// parts it wrote (who may see its `action`). Also its operations and undo counts, for projecting it to views;
-    /// nil for a change that is not a patch message.
-    static func loggedPatch(
-        _ change: StoredChange, parts: PrivateParts
-    ) -> (patch: Room.LoggedPatch, ops: JSONPatch, undo: Int, redo: Int)? {
-        guard let json = try? JSON(parsing: change.message),
-            case .patch(let version, let ops, let cause, let undo, let redo)? = try? ServerMessage(json: json)
-        else {
-            return nil
-        }
-        var patch = Room.LoggedPatch(version: version, cause: cause, frame: OutboundFrame(text: change.message))
-        patch.touched = parts.touched(by: ops)
-        return (patch, ops, undo, redo)
     }
 }

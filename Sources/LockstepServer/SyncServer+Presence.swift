@@ -27,7 +27,7 @@ extension SyncServer {
     }
 
     /// The presence states of `clients` (here or on other servers) changed: the next presence says so.
-    func presenceStatesChanged(of clients: some Sequence<String>, in room: Room) {
+    func presenceStatesChanged(of clients: [String], in room: Room) {
         room.changedStates.formUnion(clients)
         schedulePresenceMessage(in: room)
     }

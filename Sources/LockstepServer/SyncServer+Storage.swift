@@ -8,7 +8,7 @@ import LockstepTransport
 /// What the pipelines ask of the server once storage answered: release what waited, drop what cannot be trusted.
 extension SyncServer {
     /// What a client is told when its request cannot be committed now.
-    static let unavailable = "the server cannot reach its database; nothing was applied, send it again later"
+    static let unavailable = RequestAnswer.unavailable
 
     /// Sends patches, replies and evictions that waited for a write, in order.
     func release(_ items: [DurabilityQueue.Release]) {

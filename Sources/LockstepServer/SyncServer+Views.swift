@@ -15,20 +15,6 @@ extension SyncServer {
         }
     }
 
-    /// A change another server committed, as `room` releases it: its stored bytes for the whole room, projected
-    /// for the room's views. `document` is the room's state before it (nil when the room has no views), and becomes
-    /// the state after it. Nil for a change that is not a patch message.
-    static func loggedPatch(_ change: StoredChange, in room: Room, document: inout JSON?) -> Room.LoggedPatch? {
-        guard let (logged, ops, undo, redo) = loggedPatch(change, parts: room.privateParts) else { return nil }
-        var patch = logged
-        guard document != nil, (try? ops.apply(to: &document!)) != nil else { return patch }
-        let after = document!
-        patch.views = room.project(
-            ops, version: patch.version, cause: patch.cause, undo: undo, redo: redo, touched: patch.touched,
-            frame: patch.frame, after: { after })
-        return patch
-    }
-
     /// What an HTTP reader sees: the part `path` names, and with private parts, what its Bearer token's subject may
     /// see; nil for the whole room.
     func view(of request: HTTPRequest, path: String?) -> RoomView? {
