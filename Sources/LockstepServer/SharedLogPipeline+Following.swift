@@ -190,24 +190,26 @@ extension SharedLogPipeline {
 
     /// Publishes this server's clients of the room, with their presence states, when they changed: one publication
     /// at a time, at most one per `presenceInterval`, each with the clients as they are then (states in between are
-    /// merged, never queued). States go through the database's table of peers, never through the room's log.
+    /// merged, never queued). States go through the database's table of peers, never through the room's log. A
+    /// publication that fails is tried again, every second at most, with the clients as they are then.
     func peersChanged(in room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
         guard !state.publishing else { return }
         let name = room.name
         state.publishing = true
         Task {
-            while room.sessions.map(\.peer) != state.publishedPeers {
+            while room.sessions.map(\.peer) != state.publishedPeers, !server.isStopped {
                 let peers = room.sessions.map(\.peer)
+                var wait = server.configuration.presenceInterval
                 do throws(StorageError) {
                     try await storage.publish(peers: peers, room: name)
                     state.publishedPeers = peers
                 } catch {
                     server.logger.warning(
-                        "cannot publish presence", metadata: ["room": "\(name)", "error": "\(error)"])
-                    break
+                        "cannot publish presence; trying again", metadata: ["room": "\(name)", "error": "\(error)"])
+                    wait = max(wait, .seconds(1))
                 }
-                try? await server.clock.sleep(for: server.configuration.presenceInterval)
+                try? await server.clock.sleep(for: wait)
             }
             state.publishing = false
         }

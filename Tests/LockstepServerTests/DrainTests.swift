@@ -105,8 +105,9 @@ import Testing
             let status = await exitStatus(of: server)
             return (status, ContinuousClock.now - signalled)
         }
+        // A loaded machine may take its time to deliver the signal; the drain then lasts its timeout.
         var health = try await HTTPGet(port: port, path: "/healthz")
-        while health.status == 200, ContinuousClock.now - signalled < .seconds(1) {
+        while health.status == 200, ContinuousClock.now - signalled < .seconds(10) {
             health = try await HTTPGet(port: port, path: "/healthz")
         }
         #expect(health.status == 503)

@@ -69,4 +69,21 @@ import Testing
             #expect(room.json?["version"] == 0)
         }
     }
+
+    /// A state set while the database is away cannot be published then; it is once the database is back, and the
+    /// other server's clients see it, though nothing changed since.
+    @Test func aStateSetWhileTheDatabaseIsAwayCrossesOnceItIsBack() async throws {
+        try await withCluster(nodes: 2, operationTimeout: .seconds(2)) { postgres, servers in
+            let alice = try await TestClient.connect(servers[0], query: "name=alice", using: sharedTransport)
+            let bob = try await TestClient.connect(servers[1], query: "name=bob", using: sharedTransport)
+            _ = try await bob.next { message in Set(Self.peers(in: message)?.map(\.name) ?? []) == ["alice", "bob"] }
+
+            try await offThePool { postgres.halt() }
+            alice.send(.presence(id: nil, state: "away"))
+            // The publication fails (the database is gone for longer than a call may take).
+            try await Task.sleep(for: .seconds(3))
+            try await offThePool { try postgres.start() }
+            _ = try await Self.waitFor("alice", state: "away", at: bob)
+        }
+    }
 }
