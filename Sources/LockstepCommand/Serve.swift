@@ -114,7 +114,10 @@ struct Serve: AsyncParsableCommand {
     var handshakeTimeout = Duration.seconds(10)
 
     @Option(
-        help: "A WebSocket client that answered no ping for this long is pinged, and closed if it answers none within 10s more (whole seconds: 30s, 5m).")
+        help: """
+            A WebSocket client that answered no ping for this long is pinged, and closed if it answers none \
+            within 10s more (whole seconds: 30s, 5m).
+            """)
     var pingInterval = Duration.seconds(300)
 
     @Option(

@@ -173,7 +173,8 @@ extension PostgresRoomStorage {
         _ = try await connection.execute(
             Statements.Store(
                 room: room, versions: versions, messages: messages, inverses: inverses, sessions: marks.map(\.session),
-                seqs: marks.map(\.seq), times: marks.map(\.time), last: last, answers: marks.map { $0.storedColumn ?? "" },
+                seqs: marks.map(\.seq), times: marks.map(\.time), last: last,
+                answers: marks.map { $0.storedColumn ?? "" },
                 idleBefore: write.sessions.idleBefore(now: Date.now.timeIntervalSince1970),
                 markLimit: write.sessions.limit),
             logger: logger)

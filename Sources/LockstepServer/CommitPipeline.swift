@@ -32,7 +32,8 @@ protocol CommitPipeline: AnyObject {
     func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost)
     /// A change the server applied: its patch leaves, after everything before it, once it is stored.
     func commit(
-        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost)
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room,
+        server: isolated some RoomHost)
     /// A session's mark moved with a request just applied; the request's ack waits until it is stored.
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost)
     /// An answer to one requester: it leaves after every patch and answer its room holds back before it.
@@ -59,7 +60,9 @@ protocol CommitPipeline: AnyObject {
 
     /// Reads a room not in memory; a client joining it (`creating`) makes it exist. ``StoredRoomImage/none`` for a room
     /// never stored.
-    func read(room: String, creating: Bool, server: isolated some RoomHost) async -> Result<StoredRoomImage, StorageError>
+    func read(
+        room: String, creating: Bool, server: isolated some RoomHost
+    ) async -> Result<StoredRoomImage, StorageError>
     /// A room read by ``read(room:creating:server:)`` is now in memory.
     func installed(_ room: Room, server: isolated some RoomHost)
     /// Brings a room in memory up to what storage has before a client joins it (with `session`'s stored mark) or an

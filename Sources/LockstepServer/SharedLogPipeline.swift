@@ -249,7 +249,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 if let seq = request.seq, let name = (requester as? Session)?.sessionName {
                     room.marks.refused(seq, of: name.value, now: Date().timeIntervalSince1970)
                 }
-                requester.answer(.error(id: request.message.id, code: "unavailable", message: RequestAnswer.unavailable))
+                requester.answer(
+                    .error(id: request.message.id, code: "unavailable", message: RequestAnswer.unavailable))
             case .input(.effect(let action, _)):
                 server.logger.warning(
                     "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])

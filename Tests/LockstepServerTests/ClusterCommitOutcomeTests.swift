@@ -55,7 +55,8 @@ import Testing
 
             // The COMMIT of an `add 777` runs past the deadline, then fails: the server cannot know it was not stored.
             // It holds the room's lock a second past the deadline, well within the deadline of the write after it.
-            try await offThePool { try postgres.sql(Self.trap(#"PERFORM pg_sleep(4); RAISE EXCEPTION 'trapped';"#, deferred: true)) }
+            let trap = Self.trap(#"PERFORM pg_sleep(4); RAISE EXCEPTION 'trapped';"#, deferred: true)
+            try await offThePool { try postgres.sql(trap) }
             first.client.sendRaw(#"{"type":"action","id":"a2","seq":2,"action":{"type":"add","amount":777}}"#)
             try await Task.sleep(for: .milliseconds(500))
             first.client.sendRaw(#"{"type":"action","id":"a3","seq":3,"action":{"type":"increment"}}"#)
@@ -63,10 +64,10 @@ import Testing
 
             // Resumed, the session's mark is 1: the client sends 2 and 3 again, and each is applied once.
             try await offThePool { try postgres.sql("DROP TRIGGER trap ON changes") }
-            let again = try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
+            let again = try await Self.session(port)
             let snapshot = try await again.nextJSON(type: "snapshot")
             #expect(snapshot["seq"] == 1)
-            #expect(snapshot["state"] == ["count": 1], "the increment sent behind the unanswered COMMIT was not applied")
+            #expect(snapshot["state"] == ["count": 1], "the increment behind the unanswered COMMIT was not applied")
             let resent = Writer(client: again)
             #expect(try await resent.action(#"{"type":"add","amount":777}"#, seq: 2)["duplicate"] == nil)
             #expect(try await resent.action(#"{"type":"increment"}"#, seq: 3)["duplicate"] == nil)
@@ -96,7 +97,7 @@ import Testing
 
             // The client that lost the connection before it read the answer to 2 is told to send from 2 again.
             try await offThePool { try postgres.sql("DROP TRIGGER trap ON changes") }
-            let again = try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
+            let again = try await Self.session(port)
             #expect(try await again.nextJSON(type: "snapshot")["seq"] == 1)
             let resent = Writer(client: again)
             #expect(try await resent.action(#"{"type":"add","amount":777}"#, seq: 2)["duplicate"] == nil)
@@ -105,16 +106,20 @@ import Testing
             again.close()
 
             // Filled, the hole is gone: the mark is 3 again, on this server and, stored, on a server started now.
-            let third = try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
+            let third = try await Self.session(port)
             #expect(try await third.nextJSON(type: "snapshot")["seq"] == 3)
             third.close()
             let other = try await clusterNode(on: postgres, app: .counter, operationTimeout: .seconds(20))
             defer { other.shutdown() }
-            let fourth = try await TestClient.connect(
-                port: other.port, room: "test", query: "session=s1", using: sharedTransport)
+            let fourth = try await Self.session(other.port)
             #expect(try await fourth.nextJSON(type: "snapshot")["seq"] == 3)
             fourth.close()
         }
+    }
+
+    /// A connection of session `s1` to the room `test`.
+    static func session(_ port: Int) async throws -> TestClient {
+        try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
     }
 
     /// A trigger on stored changes that runs `body` for a change adding 777: at once, or at COMMIT when `deferred`.
