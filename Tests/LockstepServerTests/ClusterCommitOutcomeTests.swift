@@ -35,11 +35,7 @@ import Testing
             let again = try await Writer.connect(port, session: "s1")
             // Until the server finds its database again it answers unavailable (nothing applied), as a client with a
             // session expects: it sends the request again.
-            var answer = try await again.action(#"{"type":"increment"}"#, seq: 2)
-            for _ in 0..<50 where answer["code"] == "unavailable" {
-                try await Task.sleep(for: .milliseconds(200))
-                answer = try await again.action(#"{"type":"increment"}"#, seq: 2)
-            }
+            let answer = try await Self.sendUntilAvailable(#"{"type":"increment"}"#, seq: 2, by: again)
             #expect(answer["duplicate"] == true)
             #expect(try await roomState(port) == ["count": 2])
         }
@@ -58,7 +54,14 @@ import Testing
             let trap = Self.trap(#"PERFORM pg_sleep(4); RAISE EXCEPTION 'trapped';"#, deferred: true)
             try await offThePool { try postgres.sql(trap) }
             first.client.sendRaw(#"{"type":"action","id":"a2","seq":2,"action":{"type":"add","amount":777}}"#)
-            try await Task.sleep(for: .milliseconds(500))
+            // 3 goes out once 2's COMMIT is in the trap, so it waits for the next write.
+            try await within(30, "the COMMIT to reach the trap") {
+                while try await offThePool({
+                    try postgres.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
+                }) != "1" {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
             first.client.sendRaw(#"{"type":"action","id":"a3","seq":3,"action":{"type":"increment"}}"#)
             #expect(await first.client.closeCode(timeout: .seconds(15)) == 1011)
 
@@ -87,11 +90,7 @@ import Testing
             let refused = try await first.action(#"{"type":"add","amount":777}"#, seq: 2)
             #expect(refused["code"] == "unavailable")
             // The write that failed may leave the server probing its database for a moment: 3 is sent until applied.
-            var answer = try await first.action(#"{"type":"increment"}"#, seq: 3)
-            for _ in 0..<50 where answer["code"] == "unavailable" {
-                try await Task.sleep(for: .milliseconds(200))
-                answer = try await first.action(#"{"type":"increment"}"#, seq: 3)
-            }
+            let answer = try await Self.sendUntilAvailable(#"{"type":"increment"}"#, seq: 3, by: first)
             #expect(answer["type"] == "ack")
             first.close()
 
@@ -115,6 +114,17 @@ import Testing
             #expect(try await fourth.nextJSON(type: "snapshot")["seq"] == 3)
             fourth.close()
         }
+    }
+
+    /// Sends `action` with `seq` again while it is answered `unavailable` (the server probing its database), as a
+    /// client with a session does; the first other answer.
+    static func sendUntilAvailable(_ action: String, seq: Int, by writer: Writer) async throws -> JSON {
+        var answer = try await writer.action(action, seq: seq)
+        for _ in 0..<50 where answer["code"] == "unavailable" {
+            try await Task.sleep(for: .milliseconds(200))
+            answer = try await writer.action(action, seq: seq)
+        }
+        return answer
     }
 
     /// A connection of session `s1` to the room `test`.
