@@ -7,9 +7,6 @@ import LockstepTransport
 
 /// What the pipelines ask of the server once storage answered: release what waited, drop what cannot be trusted.
 extension SyncServer {
-    /// What a client is told when its request cannot be committed now.
-    static let unavailable = RequestAnswer.unavailable
-
     /// Sends patches, replies and evictions that waited for a write, in order.
     func release(_ items: [DurabilityQueue.Release]) {
         for item in items {

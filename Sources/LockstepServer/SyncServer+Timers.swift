@@ -155,7 +155,8 @@ extension SyncServer {
             listed = timers.pending(in: name)
         } else {
             guard let stored = await pipeline.pendingTimers(in: name, server: self) else {
-                return HTTPResponse(status: 503, text: "the room's timers cannot be read: \(Self.unavailable)\n")
+                let reason = RequestAnswer.unavailable
+                return HTTPResponse(status: 503, text: "the room's timers cannot be read: \(reason)\n")
             }
             listed = stored
         }

@@ -577,7 +577,7 @@ public actor SyncServer {
         case "/healthz":
             guard !isDraining else { return HTTPResponse(status: 503, text: Self.drainingNotice + "\n") }
             guard pipeline.isAvailable else {
-                return HTTPResponse(status: 503, text: Self.unavailable + "\n")
+                return HTTPResponse(status: 503, text: RequestAnswer.unavailable + "\n")
             }
             return HTTPResponse(status: 200, text: "ok")
         case "/metrics":

@@ -1,4 +1,3 @@
-import Glibc
 import LockstepApps
 import LockstepJSON
 import LockstepServer
@@ -11,7 +10,7 @@ import Testing
         try await withServer(app: .counter, configure: { $0.pingInterval = .seconds(1) }) { server in
             let alice = try await Writer.connect(server.port, room: "ping")
             var ghost = try RawWebSocket(port: server.port, path: "/rooms/ping")
-            defer { close(ghost.fd) }
+            defer { ghost.close() }
             #expect(try ghost.status() == 101)
 
             // Alice hears the ghost join, then, after about 11 s, leave.

@@ -198,7 +198,8 @@ extension ClusterSimulation {
         client.joined = true
         let committed = log.rooms[client.room]!.committedRequests
         for request in client.unacked where request.seq <= seq && !committed.contains(request.id) {
-            violate("client \(client.index)'s \(request.id) is under its session's mark \(seq), and no write applied it: lost")
+            violate(
+                "client \(client.index)'s \(request.id) is under its session's mark \(seq), and no write applied it: lost")
         }
         client.unacked.removeAll { $0.seq <= seq }
         for request in client.unacked { sendFrame(.request(request), from: client) }

@@ -251,6 +251,8 @@ extension ClusterSimulation {
             room.held.append(.answer(connection: id, ack))
             return
         }
+        // Applied, whatever it comes to: an error answers it as much as an ack.
+        room.batchRequests.append(request.id)
         let sender = Sender(client: "c\(id)", session: session)
         let context = ReducerContext(sender: sender, time: step, version: room.store.version + 1, epoch: "simulation")
         var action: JSON?
@@ -294,12 +296,10 @@ extension ClusterSimulation {
                 StoredMark(
                     room: room.name, session: session, seq: max(earlier, request.seq), time: Double(step),
                     holes: room.marks.holesToStore(for: session)))
-            room.batchRequests.append(request.id)
             let ack = ServerFrame.ack(
                 id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
             room.held.append(.answer(connection: id, ack))
         } catch {
-            room.batchRequests.append(request.id)
             room.held.append(.answer(connection: id, .error(id: request.id, code: "rejected")))
         }
     }
