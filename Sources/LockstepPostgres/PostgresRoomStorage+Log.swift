@@ -25,8 +25,11 @@ extension PostgresRoomStorage {
 
     public func load(room: String) async throws(StorageError) -> StoredRoom? {
         try await bounded("load room \(room)") { [self] in
-            try await client.withConnection { connection in
-                try await Self.load(room: room, connection, logger)
+            try await client.withTransaction(logger: logger) { connection in
+                // One view of the database: another server's snapshot deletes the changes it covers, and read between
+                // this snapshot and its changes, that would leave a gap.
+                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                return try await Self.load(room: room, connection, logger)
             }
         }
     }

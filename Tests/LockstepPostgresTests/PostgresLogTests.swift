@@ -110,5 +110,55 @@ extension PostgresTests {
             try await write(4, [], idleSeconds: 15)
             #expect(try await marks() == ["s2": 2])
         }
+
+        /// Another server's snapshot, committed between the load's read of the snapshot and of the changes after it,
+        /// deletes the changes it covers: the load still sees one moment, never an older snapshot without its changes.
+        @Test func aLoadSeesOneMomentOfTheLog() async throws {
+            let server = try PostgresServer()
+            defer { server.stop() }
+            let storage = try await openStorage(server)
+            defer { storage.close() }
+            let older = StoredSnapshot(room: "r", version: 2, state: Array("2".utf8), history: [])
+            try await storage.append(
+                changes: (1...5).map { change("r", $0) }, snapshots: [older],
+                sessions: SessionWrites(idleSeconds: 60, limit: 9), keepHistory: 5)
+            // The other server holds the changes until the load waits for them, then writes a snapshot of version 5
+            // that deletes every change it covers.
+            let other = Task {
+                try await offThePool {
+                    try server.sql(
+                        """
+                        BEGIN;
+                        LOCK TABLE changes IN ACCESS EXCLUSIVE MODE;
+                        DO $$ BEGIN
+                            FOR attempt IN 1..3000 LOOP
+                                EXIT WHEN EXISTS (
+                                    SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'changes'::regclass);
+                                PERFORM pg_sleep(0.01);
+                            END LOOP;
+                        END $$;
+                        INSERT INTO snapshots (room, version, state, history) VALUES ('r', 5, '\\x35', '\\x');
+                        DELETE FROM snapshots WHERE room = 'r' AND version < 5;
+                        DELETE FROM changes WHERE room = 'r';
+                        COMMIT;
+                        """)
+                }
+            }
+            let locked = """
+                SELECT count(*) FROM pg_locks
+                WHERE granted AND mode = 'AccessExclusiveLock' AND relation = 'changes'::regclass
+                """
+            try await within(30, "the other server to lock the changes") {
+                while try await offThePool({ try server.sql(locked) }) == "0" {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            let loaded = try #require(try await storage.load(room: "r"))
+            _ = try await other.value
+            #expect(loaded.snapshot?.version == 2)
+            #expect(loaded.changes.map(\.version) == [3, 4, 5])
+            let after = try #require(try await storage.load(room: "r"))
+            #expect(after.snapshot?.version == 5 && after.changes.isEmpty)
+        }
     }
 }
