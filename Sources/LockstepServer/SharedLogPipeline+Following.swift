@@ -194,24 +194,25 @@ extension SharedLogPipeline {
     /// publication that fails is tried again, every second at most, with the clients as they are then.
     func peersChanged(in room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
-        guard !state.publishing else { return }
+        guard var peers = state.presence.startPublishing(room.sessions.map(\.peer)) else { return }
         let name = room.name
-        state.publishing = true
         Task {
-            while room.sessions.map(\.peer) != state.publishedPeers, !server.isStopped {
-                let peers = room.sessions.map(\.peer)
+            repeat {
                 var wait = server.configuration.presenceInterval
                 do throws(StorageError) {
                     try await storage.publish(peers: peers, room: name)
-                    state.publishedPeers = peers
+                    state.presence.published(peers, succeeded: true)
                 } catch {
                     server.logger.warning(
                         "cannot publish presence; trying again", metadata: ["room": "\(name)", "error": "\(error)"])
+                    state.presence.published(peers, succeeded: false)
                     wait = max(wait, .seconds(1))
                 }
                 try? await server.clock.sleep(for: wait)
-            }
-            state.publishing = false
+                guard let next = state.presence.nextPublication(room.sessions.map(\.peer), stopped: server.isStopped)
+                else { return }
+                peers = next
+            } while true
         }
     }
 
@@ -220,32 +221,19 @@ extension SharedLogPipeline {
     /// may have missed what was just published.
     private func readRemotePeers(of room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
-        guard !state.readingPeers else {
-            state.peersStale = true
-            return
-        }
+        guard state.presence.readRequested() else { return }
         let name = room.name
-        state.readingPeers = true
         Task {
-            repeat {
-                state.peersStale = false
-                guard let peers = try? await storage.remotePeers(room: name) else { break }
-                let old = state.remotePeers
-                guard peers != old else { continue }
-                state.remotePeers = peers
-                if Self.withoutStates(peers) != Self.withoutStates(old) {
-                    server.schedulePresence(in: room)
-                } else {
-                    let changed = zip(old, peers).filter { $0.state != $1.state }.map(\.1.client)
-                    server.presenceStatesChanged(of: changed, in: room)
+            var again = true
+            while again {
+                let read = state.presence.read(try? await storage.remotePeers(room: name))
+                again = read.again
+                switch read.change {
+                case .nothing: break
+                case .membership: server.schedulePresence(in: room)
+                case .states(let clients): server.presenceStatesChanged(of: clients, in: room)
                 }
-            } while state.peersStale
-            state.readingPeers = false
+            }
         }
-    }
-
-    /// Who the peers are, leaving out what they are doing.
-    private static func withoutStates(_ peers: [Peer]) -> [Peer] {
-        peers.map { Peer(client: $0.client, name: $0.name, subject: $0.subject) }
     }
 }

@@ -46,7 +46,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     func remotePeers(of room: Room) -> [Peer] {
-        states[ObjectIdentifier(room)]?.remotePeers ?? []
+        states[ObjectIdentifier(room)]?.presence.remote ?? []
     }
 
     // MARK: - Requests and writes

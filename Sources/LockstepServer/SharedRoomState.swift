@@ -35,14 +35,8 @@ final class SharedRoomState {
     var batchRows: [StoredChange] = []
     var batchMarks: [StoredMark] = []
     var batchEpoch = false
-    /// This server's clients of the room as last published, and a publication is due or running.
-    var publishedPeers: [Peer] = []
-    var publishing = false
-    /// The clients of the room on other servers, as last read.
-    var remotePeers: [Peer] = []
-    var readingPeers = false
-    /// Other servers published while the room's peers were being read: they are read again.
-    var peersStale = false
+    /// The room's clients on this server as published, and on the others as read.
+    var presence = PresenceExchange()
 
     /// Nothing this server received waits to be applied, written or answered.
     var isSettled: Bool { machine.isSettled(writesIdle: writes.isIdle) }
