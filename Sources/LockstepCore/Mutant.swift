@@ -42,6 +42,11 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// In the simulation's model of a timer's firing write (not in the server): a server fires a timer from its book
     /// without checking, under the room's lock, that the log still holds its row.
     case timerFiresWithoutRowCheck
+    /// `PresenceExchange.read`: a notice that came during a read of the other servers' peers does not have them read
+    /// again, so what they published then is missed until the next notice.
+    case staleReadNotRepeated
+    /// `PresenceExchange.published`: a publication the database refused counts as stored, so it is not made again.
+    case failedPublicationForgotten
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

@@ -36,6 +36,9 @@ struct PresenceExchange: Equatable {
 
     /// A publication of `peers` ended, stored (`succeeded`) or not.
     mutating func published(_ peers: [Peer], succeeded: Bool) {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.failedPublicationForgotten) { published = peers }
+        #endif
         if succeeded { published = peers }
     }
 
@@ -72,6 +75,9 @@ struct PresenceExchange: Equatable {
         }
         let change = Self.change(from: remote, to: peers)
         remote = peers
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.staleReadNotRepeated) { stale = false }
+        #endif
         if stale {
             stale = false
             return (change, true)

@@ -22,8 +22,13 @@ extension ClusterSimulation {
     func disconnect(_ client: SimulatedClient) {
         guard let id = client.connection, let connection = connections[id] else { return }
         connection.cut()
-        for room in servers[connection.server].rooms.values where room.name == connection.room {
+        let server = servers[connection.server]
+        if server.alive, server.incarnation == connection.incarnation, let room = server.rooms[connection.room],
+            room.connections.contains(id)
+        {
             room.connections.removeAll { $0 == id }
+            room.presenceStates[id] = nil
+            peersChanged(in: room, on: server)
         }
         client.lost()
     }
@@ -55,11 +60,12 @@ extension ClusterSimulation {
         sendFrame(.read(id: id), from: client)
     }
 
-    private func sendFrame(_ frame: ClientFrame, from client: SimulatedClient) {
+    func sendFrame(_ frame: ClientFrame, from client: SimulatedClient) {
         guard let id = client.connection, let connection = connections[id], connection.open else { return }
         switch frame {
         case .request(let request): client.outstanding.append(.init(id: request.id, after: client.ackedVersion))
         case .read(let readID): client.outstanding.append(.init(id: readID, after: client.ackedVersion))
+        case .presence: break
         }
         connection.toServer.append(frame)
         tasks.append(.toServer(connection: id))

@@ -59,6 +59,7 @@ extension ClusterSimulation {
                 violate("client \(client.index) settled at \(mirror.version), the log at \(log.version(of: client.room))")
             }
         }
+        checkPresenceSettled()
         for server in servers {
             for room in server.sortedRooms {
                 if !room.machine.isIdle || room.transaction != nil {

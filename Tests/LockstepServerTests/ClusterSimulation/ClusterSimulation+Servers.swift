@@ -21,6 +21,9 @@ extension ClusterSimulation {
             if room.machine.received(needsWrite: true) == .startPump { schedulePump(room, on: server) }
         case .read(let readID):
             reply(.readReply(id: readID, version: room.store.version), to: id, in: room, on: server)
+        case .presence(let state):
+            room.presenceStates[id] = state
+            peersChanged(in: room, on: server)
         }
     }
 
@@ -57,6 +60,8 @@ extension ClusterSimulation {
         send(.close, to: id)
         connections[id]?.closing = true
         room.connections.removeAll { $0 == id }
+        room.presenceStates[id] = nil
+        if let connection = connections[id] { peersChanged(in: room, on: servers[connection.server]) }
     }
 
     /// A room whose copy cannot be trusted is dropped. Never needed in a correct cluster: a violation.
@@ -108,6 +113,7 @@ extension ClusterSimulation {
                 to: id)
         }
         room.connections.append(id)
+        peersChanged(in: room, on: server)
     }
 
     /// The server reads a room it does not hold (for a handshake or a timer); nil when the database is away.
@@ -124,9 +130,10 @@ extension ClusterSimulation {
             return nil
         }
         server.rooms[name] = room
-        // `installed`: what was committed while it was read is fetched next.
+        // `installed`: what was committed while it was read is fetched next, and the clients on other servers read.
         room.machine.mayHaveMissed()
         wake(room, on: server)
+        readPeers(of: room, on: server)
         return room
     }
 
@@ -569,6 +576,7 @@ extension ClusterSimulation {
         loadTimers(on: server)
         for room in server.sortedRooms where !room.connections.isEmpty {
             committed(room.name, version: log.version(of: room.name), on: server)
+            readPeers(of: room, on: server)
         }
     }
 

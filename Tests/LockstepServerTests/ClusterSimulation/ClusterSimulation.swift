@@ -73,6 +73,9 @@ final class ClusterSimulation {
     var tasks: [SimulatedTask] = []
     var nextID = 0
     var patchesSent = 0
+    /// Rooms whose publication of peers runs, by room id: it goes on after the room leaves memory, as the real one
+    /// does, until the room's last clients (none) are published.
+    var publishing: [Int: SimulatedRoom] = [:]
     var violations: [String] = []
     /// Every step's event, when asked for (a replayed seed prints it).
     var trace: [String]?
@@ -180,6 +183,9 @@ final class ClusterSimulation {
             evictSomething()
         case 73..<78:
             if let server = servers.filter({ !$0.alive }).randomElement(using: &random) { restart(server) }
+        case 78..<84:
+            let client = clients[below(clients.count)]
+            if client.joined { setPresence(client) }
         default:
             faultEvent()
         }
@@ -268,8 +274,20 @@ final class ClusterSimulation {
                 for room in server.sortedRooms {
                     room.machine.mayHaveMissed()
                     wake(room, on: server)
+                    readPeers(of: room, on: server)
                 }
             }
+        case .publish(let server, let incarnation, let room, let peers):
+            publish(peers, of: room, server: server, incarnation: incarnation)
+        case .publicationWaited(let server, let incarnation, let room):
+            publicationWaited(room, server: server, incarnation: incarnation)
+        case .peersNotice(let server, let incarnation, let room):
+            guard servers[server].alive, servers[server].incarnation == incarnation else { return }
+            peersNoticed(room, on: servers[server])
+        case .peersRead(let server, let incarnation, let room, let name):
+            peersReadAtDatabase(server: server, incarnation: incarnation, room: room, name: name)
+        case .peersReadDone(let server, let incarnation, let room, let name, let peers):
+            peersRead(peers, server: server, incarnation: incarnation, room: room, name: name)
         }
     }
 

@@ -22,6 +22,8 @@ final class SimulatedClient {
     let room: String
     var nextSeq = 1
     var reads = 0
+    /// How many presence states it set; the last is its state.
+    var presenceStates = 0
     var unacked: [SimulatedRequest] = []
     var connection: Int?
     var joined = false

@@ -21,6 +21,8 @@ enum ClientFrame {
     case request(SimulatedRequest)
     /// A read answered outside any write (as `history` is): its answer must still follow the writes before it.
     case read(id: String)
+    /// The client's presence state: kept beside the room, never written to its log.
+    case presence(JSON)
 }
 
 /// What a simulated server sends on a connection; patches are the exact bytes the log keeps.

@@ -42,6 +42,9 @@ struct SimulatedLog {
     }
 
     var rooms: [String: Room]
+    /// The table of peers: each server's last publication of its clients of a room, by room and server, with the
+    /// server's life that made it.
+    var peers: [String: [Int: (incarnation: Int, peers: [Peer])]] = [:]
     /// Until this step the database refuses every call (it is restarting).
     var downUntil = -1
 

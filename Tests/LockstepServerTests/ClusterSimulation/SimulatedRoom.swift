@@ -52,6 +52,13 @@ final class SimulatedRoom {
     /// The transaction of the write the server waits for.
     var transaction: Int?
     var followReached = -1
+    /// The room's clients on other servers as published and read (the real exchange), and the presence state each
+    /// connection of this server last set.
+    var presence = PresenceExchange()
+    var presenceStates: [Int: JSON] = [:]
+    /// The step of the last notice of another server's peers, and of the last read of them at the database.
+    var peersNoticedAt = -1
+    var peersReadAt = -1
 
     init(id: Int, name: String, store: any RoomStore, messages: [[UInt8]]) {
         self.id = id

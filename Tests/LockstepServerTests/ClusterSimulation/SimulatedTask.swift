@@ -1,3 +1,5 @@
+import LockstepCore
+
 /// Something that will happen in the simulated cluster once the scheduler picks it: a message's delivery, a task a
 /// server started, a database call's progress. Picked in any order, which is how delays and reordering come about;
 /// messages on one connection still arrive in order, since each delivery takes that connection's first one.
@@ -19,6 +21,14 @@ enum SimulatedTask: CustomStringConvertible {
     case notice(server: Int, incarnation: Int, room: String, version: Int)
     /// The database is back: listeners reconnect and every room checks what it missed.
     case databaseUp
+    /// A publication of a room's peers reaches the database; the wait after it ends.
+    case publish(server: Int, incarnation: Int, room: Int, peers: [Peer])
+    case publicationWaited(server: Int, incarnation: Int, room: Int)
+    /// Another server's publication is heard; a read of the other servers' peers reaches the database, and its
+    /// result the server.
+    case peersNotice(server: Int, incarnation: Int, room: String)
+    case peersRead(server: Int, incarnation: Int, room: Int, name: String)
+    case peersReadDone(server: Int, incarnation: Int, room: Int, name: String, peers: [Peer]?)
 
     var description: String {
         switch self {
@@ -34,6 +44,12 @@ enum SimulatedTask: CustomStringConvertible {
         case .notify(let server, _, let room, let version): "server \(server) notifies \(room)@\(version)"
         case .notice(let server, _, let room, let version): "server \(server) hears \(room)@\(version)"
         case .databaseUp: "the database is back"
+        case .publish(let server, _, let room, let peers): "server \(server) publishes #\(room)'s \(peers.count) peers"
+        case .publicationWaited(let server, _, let room): "server \(server)'s wait after publishing #\(room) ends"
+        case .peersNotice(let server, _, let room): "server \(server) hears of \(room)'s peers"
+        case .peersRead(let server, _, let room, let name): "server \(server) reads the peers of \(name)#\(room)"
+        case .peersReadDone(let server, _, let room, let name, _):
+            "server \(server)'s read of the peers of \(name)#\(room) returns"
         }
     }
 }
