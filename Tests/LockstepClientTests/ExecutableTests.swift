@@ -30,7 +30,7 @@ struct ExecutableTests {
             let bob = try ClientProcess(arguments: [roomURL(server, "cli"), "--name", "bob"])
             let bobLines = bob.lines
             // Alice starts only once bob is in the room, or bob could join after her changes.
-            _ = try await within(10, "bob to join") {
+            _ = try await within(30, "bob to join") {
                 for await line in bobLines where line["event"] == "snapshot" { return true }
                 return false
             }
@@ -57,7 +57,7 @@ struct ExecutableTests {
             #expect(lines.contains { $0["event"] == "error" && $0["command"] == "bogus" && $0["code"] == "usage" })
 
             // Bob saw the same three versions; closing his stdin ends him with status 0.
-            let seen = try await within(10, "bob to see version 3") {
+            let seen = try await within(30, "bob to see version 3") {
                 var versions: [Int] = []
                 for await line in bobLines where line["event"] == "patch" {
                     versions.append(line["version"]?.intValue ?? -1)

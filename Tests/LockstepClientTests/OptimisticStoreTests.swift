@@ -67,7 +67,7 @@ struct OptimisticStoreTests {
     static func firstUpdate<R: Reducer>(
         of store: SharedStore<R>, where matches: @escaping @Sendable (SharedStore<R>.TypedUpdate) -> Bool
     ) async throws -> SharedStore<R>.TypedUpdate {
-        try await within(10, "an update") {
+        try await within(30, "an update") {
             for try await update in store.updates where matches(update) { return update }
             throw TimedOut(what: "an update (the stream ended)")
         }

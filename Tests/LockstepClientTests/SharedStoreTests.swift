@@ -22,7 +22,7 @@ struct SharedStoreTests {
                 Todos.Item(id: 1, title: "milk", done: true), Todos.Item(id: 2, title: "bread"),
             ])
             // Alice sees bob's change through her own typed updates.
-            let final = try await within(10, "alice to reach version 3") {
+            let final = try await within(30, "alice to reach version 3") {
                 for try await update in alice.updates where update.update.version == 3 { return update.state }
                 throw TimedOut(what: "version 3")
             }

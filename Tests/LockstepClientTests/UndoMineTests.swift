@@ -135,7 +135,7 @@ struct UndoMineTests {
             }
             relay.cutConnections()
             relay.releaseReplies()
-            #expect(try await within(10, "the undo to return") { try await undo.value } == 3)
+            #expect(try await within(30, "the undo to return") { try await undo.value } == 3)
             let room = try await fetchRoom(port: server.port, room: "inflight")
             #expect(room.version == 3)
             #expect(room.state == ["count": 1])
@@ -166,7 +166,7 @@ struct UndoMineTests {
         try await waitUntil("the queued undo") { await alice.pendingCount >= 1 }
         let second = try makeServer(app: .counter, port: port, dataDirectory: directory)
         defer { second.shutdown() }
-        #expect(try await within(10, "the undo to return") { try await undo.value } == 3)
+        #expect(try await within(30, "the undo to return") { try await undo.value } == 3)
         #expect(try await fetchRoom(port: port, room: "away").state == ["count": 100])
         let cause = try #require(try await alice.history(limit: 1).last?.cause)
         #expect(cause.kind == .undo && cause.mine && cause.of == 1 && cause.name == "alice")
