@@ -64,7 +64,9 @@ extension ClusterSimulation {
         room.batchRows.append(StoredChange(room: room.name, version: change.version, message: message, record: row))
         room.batchStates.append((try? room.store.stateJSON()) ?? .null)
         room.held.append(.patch(message, version: change.version))
+        #if LOCKSTEP_MUTANTS
         if !removesInWrite { room.firedAwaitingRemoval.append(timer.name) }
+        #endif
     }
 
     /// The mutant's separate write: the rows of timers fired by a committed write are removed by the next one.
