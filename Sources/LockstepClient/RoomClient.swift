@@ -94,6 +94,8 @@ public actor RoomClient {
     private let ownsTransport: Bool
     private let continuation: AsyncStream<RoomUpdate>.Continuation
     private var socket: WebSocket?
+    /// The connection ``dropConnectionForTesting()`` dropped: what it still delivers is ignored, as after a real cut.
+    private var droppedSocket: WebSocket?
     /// True once the current connection delivered a snapshot or a valid resume: patches and requests may flow.
     private var synced = false
     /// True once the mirror holds some version of the state, so a reconnection can resume.
@@ -528,10 +530,12 @@ public actor RoomClient {
             // A new connection starts with no presence state on the server.
             presenceOwed = presenceState != nil
             for await message in socket.messages {
+                if socket === droppedSocket { break }
                 guard case .text(let bytes) = message else { continue }
                 receive(bytes)
                 if resyncReason != nil { break }
             }
+            droppedSocket = nil
             let wasSynced = synced
             self.socket = nil
             synced = false
@@ -775,6 +779,7 @@ public actor RoomClient {
 
     /// Closes the current connection as a network blip would, so tests can watch a resume. Internal.
     func dropConnectionForTesting() {
+        droppedSocket = socket
         socket?.close(code: 1001, reason: "dropped for testing")
     }
 
