@@ -17,8 +17,9 @@ tmx() { tmux -L "$socket" "$@"; }
 cleanup() {
     tmx kill-server 2>/dev/null || true
     [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
-    rm -rf "$log" "$data" "$keep"
+    remove_soon "$log" "$data" "$keep"
 }
+source Tests/smoke/remove_soon.sh
 trap cleanup EXIT
 source Tests/smoke/wait_for.sh
 

@@ -16,8 +16,9 @@ tmx() { tmux -L "$socket" "$@"; }
 cleanup() {
     tmx kill-server 2>/dev/null || true
     [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
-    rm -rf "$log" "$data"
+    remove_soon "$log" "$data"
 }
+source Tests/smoke/remove_soon.sh
 trap cleanup EXIT
 
 start_server() {

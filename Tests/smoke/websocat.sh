@@ -10,7 +10,8 @@ log=$(mktemp)
 data=$(mktemp -d)
 "$bin" serve --port 0 --app counter --data "$data" >"$log" 2>&1 &
 pid=$!
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$log" "$data"' EXIT
+source Tests/smoke/remove_soon.sh
+trap 'kill "$pid" 2>/dev/null || true; remove_soon "$log" "$data"' EXIT
 
 source Tests/smoke/server_port.sh
 source Tests/smoke/ws_until.sh
