@@ -11,7 +11,7 @@ import Testing
 
 extension ClientProcess {
     /// All lines until the process ends (bounded), and its exit status.
-    func finish(within seconds: Double = 15) async throws -> (lines: [JSON], status: Int32) {
+    func finish(within seconds: Double = 30) async throws -> (lines: [JSON], status: Int32) {
         let lines = self.lines
         let collected = try await within(seconds, "lockstep-client to exit") {
             var all: [JSON] = []

@@ -91,7 +91,7 @@ struct OptimisticStoreTests {
             let server = try await fetchRoom(port: server.port, room: "converge")
             #expect(server.version == 20)
             for store in stores {
-                try await waitUntil("the last patch", within: 5) { store.version >= 20 }
+                try await waitUntil("the last patch", within: 30) { store.version >= 20 }
                 #expect(try store.confirmedState == server.state.decode(Todos.State.self))
                 #expect(store.state == store.confirmedState)
                 await store.close()

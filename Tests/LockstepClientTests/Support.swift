@@ -55,7 +55,7 @@ func fetchRoom(port: Int, room: String) async throws -> (version: Int, state: JS
 
 /// Reads a client's updates until one satisfies `done`, returning all of them; bounded by `seconds`.
 func updates(
-    of client: RoomClient, within seconds: Double = 10, until done: @escaping @Sendable (RoomUpdate) -> Bool
+    of client: RoomClient, within seconds: Double = 30, until done: @escaping @Sendable (RoomUpdate) -> Bool
 ) async throws -> [RoomUpdate] {
     try await within(seconds, "an update of \(client.room)") {
         var seen: [RoomUpdate] = []

@@ -37,7 +37,7 @@ final class TerminalClient: Sendable {
     func quit() async throws -> Int32 {
         quitting.withLock { $0 = true }
         type("\u{3}")
-        return try await within(15, "lockstep-client to quit") { try await offThePool { self.child.waitForExit() } }
+        return try await within(30, "lockstep-client to quit") { try await offThePool { self.child.waitForExit() } }
     }
 
     /// Ends the client if the test failed before it quit.

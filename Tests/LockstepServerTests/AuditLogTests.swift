@@ -82,7 +82,7 @@ import LockstepTestSupport
     }
 
     private func eventually(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !condition() {
             guard ContinuousClock.now < deadline else { throw TestClientError.timedOut }
             try await Task.sleep(for: .milliseconds(20))

@@ -411,7 +411,7 @@ private func openStorage(
             }
             try #require(held, "the other session holds the row")
             client.sendRaw(#"{"type":"action","id":"late","action":{"type":"increment"}}"#)
-            let refused = try await client.nextJSON(type: "error", timeout: .seconds(10))
+            let refused = try await client.nextJSON(type: "error")
             #expect(refused["id"] == "late" && refused["code"] == "unavailable")
             // Ending the holder's session rolls its transaction back and frees the row.
             _ = try await offThePool { try postgres.sql("SELECT pg_terminate_backend(pid) " + holding) }
@@ -419,7 +419,7 @@ private func openStorage(
             // The refused write made the server probe the database; it takes writes again once it has found it.
             #expect(try await ClusterTests.becomesHealthy(port: servers[0].port))
             client.sendRaw(#"{"type":"action","id":"next","action":{"type":"add","amount":10}}"#)
-            let ack = try await client.nextJSON(type: "ack", timeout: .seconds(10))
+            let ack = try await client.nextJSON(type: "ack")
             #expect(ack["id"] == "next" && ack["version"] == 1, "the abandoned write took no version")
             let room = try #require(try await ClusterTests.room("held", port: servers[0].port, at: 1))
             #expect(room["state"] == ["count": 10])

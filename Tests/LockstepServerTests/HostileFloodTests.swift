@@ -127,7 +127,7 @@ enum HostileSockets {
         var closed = Set<Int32>()
         var step = 0
         let started = ContinuousClock.now
-        while closed.count < fds.count, started.duration(to: .now) < .seconds(10) {
+        while closed.count < fds.count, started.duration(to: .now) < .seconds(30) {
             let byte = step < request.count ? request[step] : UInt8(ascii: "a")
             step += 1
             for fd in fds where !closed.contains(fd) {

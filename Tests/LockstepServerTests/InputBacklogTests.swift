@@ -27,7 +27,7 @@ import Testing
             let actions = (10..<30).map { ClientMessage.action(id: "a\($0)", action: ["type": "increment"]) }
             try sender.send(all: actions.map { $0.json.serialized() })
 
-            try await follower.catchUp(to: 3, timeout: .seconds(10))
+            try await follower.catchUp(to: 3)
         }
     }
 }

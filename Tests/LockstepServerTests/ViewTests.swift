@@ -38,7 +38,7 @@ import Testing
             let (missing, nothing) = try await Self.view(server.port, "/boards/8")
             #expect(nothing["state"] == .null)
             // Presence reaches views too: the board's client sees the second view join.
-            let presence = try await board.nextJSON(type: "presence", timeout: .seconds(5))
+            let presence = try await board.nextJSON(type: "presence")
             #expect(presence["peers"]?.arrayValue?.isEmpty == false)
 
             try await writer.action(Self.patch(#"[{"op":"add","path":"/boards/7/cards/-","value":"plan"}]"#))
