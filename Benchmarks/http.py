@@ -16,8 +16,8 @@ Every run gets a fresh server (counter app, no rate limit; for `--data`, a fresh
    writer is a thread with a blocking socket that builds each request in place and reads each answer's head as bytes,
    so that its own cost per request stays near a WebSocket writer's and the server, not the generator, sets the rate;
 2. following: at a fixed rate (one writer, RATE changes/s, default 2 000), the server's CPU per change with READERS
-   extra followers (`GET /rooms/ROOM/log?follow=true`, each read by a thread of this script that checks its versions
-   are contiguous) and with READERS extra WebSocket clients, each less the CPU per change of the same run without an
+   extra followers (`GET /rooms/ROOM/log?follow=true`, all read by one thread of this script polling their sockets,
+   as the generator reads its WebSocket clients, each checked for contiguous versions) and with READERS extra WebSocket clients, each less the CPU per change of the same run without an
    extra reader: the cost of one follow stream over the cost of one WebSocket client (goal ≤ 1.5). READERS (default
    10) spreads the measurement over several readers of each kind, so that a reader's cost stands out of the noise.
 
@@ -29,6 +29,8 @@ followers share the machine with the server.
 import json
 import os
 import re
+import selectors
+import socket
 import statistics
 import subprocess
 import sys
@@ -78,41 +80,102 @@ class Server:
 
 
 class Follower:
-    """One `GET /rooms/ROOM/log?follow=true` read line by line on a thread: counts the changes and checks that their
-    versions are contiguous."""
+    """One `GET /rooms/ROOM/log?follow=true` over a socket of its own: takes the chunked body as it arrives, counts
+    the changes and checks that their versions are contiguous."""
 
     def __init__(self, port, room):
-        self.connection = http.client.HTTPConnection("127.0.0.1", port)
-        self.connection.request("GET", f"/rooms/{room}/log?after=1&follow=true")
-        self.response = self.connection.getresponse()
-        if self.response.status != 200:
-            raise SystemExit(f"following failed: {self.response.status} {self.response.read()[:200]!r}")
+        self.socket = socket.create_connection(("127.0.0.1", port))
+        self.socket.sendall(f"GET /rooms/{room}/log?after=1&follow=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = self.socket.recv(1 << 16)
+            if not data:
+                raise SystemExit(f"following failed: the server closed after {head[:200]!r}")
+            head += data
+        head, _, rest = head.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 200") or b"transfer-encoding: chunked" not in head.lower():
+            raise SystemExit(f"following failed: {head[:200]!r}")
         self.changes = 0
         self.gaps = 0
         self.last = None
+        self.raw = b""  # received, not yet taken apart into chunks
+        self.remaining = 0  # bytes left of the chunk being read
+        self.skip = 0  # bytes of the CRLF that ends a chunk still to pass over
+        self.lines = b""  # the body, up to its last whole line
+        self.feed(rest)
+
+    def feed(self, data):
+        """Takes apart the chunks in what arrived and scans their whole lines."""
+        self.raw += data
+        while self.raw:
+            if self.skip:
+                passed = min(self.skip, len(self.raw))
+                self.raw = self.raw[passed:]
+                self.skip -= passed
+            elif self.remaining == 0:
+                end = self.raw.find(b"\r\n")
+                if end < 0:
+                    return
+                self.remaining = int(self.raw[:end].split(b";")[0], 16)
+                self.raw = self.raw[end + 2:]
+                if self.remaining == 0:  # the last chunk: the server ended the response
+                    self.raw = b""
+            else:
+                piece = self.raw[:self.remaining]
+                self.raw = self.raw[len(piece):]
+                self.remaining -= len(piece)
+                if self.remaining == 0:
+                    self.skip = 2
+                self.scan(piece)
+
+    def scan(self, piece):
+        """Finds the patch versions in whole lines: a JSON parser per line would make this script, on the server's
+        cores, the slowest reader."""
+        self.lines += piece
+        cut = self.lines.rfind(b"\n") + 1
+        for match in PATCH.finditer(self.lines, 0, cut):
+            version = int(match.group(1))
+            if self.last is not None and version != self.last + 1:
+                self.gaps += 1
+            self.last = version
+            self.changes += 1
+        self.lines = self.lines[cut:]
+
+
+class Followers:
+    """`count` followers of one room, all read by one thread that polls their sockets, as the load generator reads its
+    WebSocket clients: a thread of each reader would cost the server a wake-up of its own on every send over
+    loopback, which a WebSocket client of the generator does not, and the two would not compare."""
+
+    def __init__(self, port, room, count):
+        self.readers = [Follower(port, room) for _ in range(count)]
+        self.selector = selectors.DefaultSelector()
+        for reader in self.readers:
+            reader.socket.setblocking(False)
+            self.selector.register(reader.socket, selectors.EVENT_READ, reader)
+        self.running = True
         self.thread = threading.Thread(target=self.read, daemon=True)
         self.thread.start()
 
     def read(self):
-        """Reads what has arrived in large pieces and scans whole lines for their patch versions: a JSON parser per
-        line would make this script, on the server's cores, the slowest reader."""
-        pending = b""
-        try:
-            while data := self.response.read1(1 << 16):
-                pending += data
-                cut = pending.rfind(b"\n") + 1
-                for match in PATCH.finditer(pending, 0, cut):
-                    version = int(match.group(1))
-                    if self.last is not None and version != self.last + 1:
-                        self.gaps += 1
-                    self.last = version
-                    self.changes += 1
-                pending = pending[cut:]
-        except (OSError, http.client.HTTPException, ValueError):
-            pass
+        while self.running and self.selector.get_map():
+            for key, _ in self.selector.select(timeout=0.2):
+                try:
+                    data = key.fileobj.recv(1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    self.selector.unregister(key.fileobj)
+                    continue
+                key.data.feed(data)
 
     def close(self):
-        self.connection.close()
+        self.running = False
+        self.thread.join()
+        for reader in self.readers:
+            reader.socket.close()
 
 
 def load(binary, server, **options):
@@ -148,19 +211,19 @@ def run(binary, memory, followers=0, **options):
     """`load` against a fresh server whose room has its first change, with `followers` following the room from
     before the run to its end."""
     server = Server(binary, memory)
-    readers = []
+    group = None
     try:
         create(server.port, "bench")
-        readers = [Follower(server.port, "bench") for _ in range(followers)]
+        group = Followers(server.port, "bench", followers)
         report = load(binary, server, **options)
-        if readers:
+        if followers:
             time.sleep(1)  # the followers' last lines, after the run's own clients had theirs
     finally:
-        for reader in readers:
-            reader.close()
+        if group:
+            group.close()
         server.stop()
-    report["followed"] = [reader.changes for reader in readers]
-    report["followGaps"] = sum(reader.gaps for reader in readers)
+    report["followed"] = [reader.changes for reader in group.readers]
+    report["followGaps"] = sum(reader.gaps for reader in group.readers)
     return report
 
 

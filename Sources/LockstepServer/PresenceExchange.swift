@@ -6,7 +6,7 @@ import LockstepCore
 /// since that read may have missed what was just published.
 ///
 /// ``SharedLogPipeline`` carries out what it decides; the cluster simulation drives the same type.
-struct PresenceExchange: Equatable {
+struct PresenceExchange {
     /// What a read of the other servers' clients changed.
     enum RemoteChange: Equatable {
         case nothing

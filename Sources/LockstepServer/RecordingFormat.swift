@@ -18,13 +18,13 @@ enum RecordingFormat {
     }
 
     /// Appends `line`, the message of `version`, to `bytes`.
-    func append(_ line: [UInt8], version: Int, to bytes: inout [UInt8]) {
+    func append(_ line: some Collection<UInt8>, version: Int, to bytes: inout [UInt8]) {
         switch self {
         case .ndjson:
             bytes += line
             bytes.append(10)
         case .serverSentEvents:
-            bytes += Array("id: \(version)\ndata: ".utf8)
+            bytes += "id: \(version)\ndata: ".utf8
             bytes += line
             bytes += [10, 10]
         }

@@ -89,7 +89,7 @@ final class RoomFollower {
         while pending.count < RecordingStream.pieceBytes, let (version, frame) = queue.popFirst() {
             queuedBytes -= frame.byteCount
             guard let view else {
-                format.append(frame.payload, version: version, to: &pending)
+                frame.withPayload { format.append($0, version: version, to: &pending) }
                 continue
             }
             guard let line = view.project(frame.payload) else { continue }

@@ -26,7 +26,7 @@ enum HTTPStreamWriter {
             switch piece {
             case .bytes(let bytes):
                 guard !bytes.isEmpty else { continue }
-                exchange.body = Array("\(String(bytes.count, radix: 16))\r\n".utf8) + bytes + [13, 10]
+                exchange.body = Array(sizeLine(bytes.count)) + bytes + [13, 10]
                 exchange.offset = 0
             case .end:
                 exchange.body = Array("0\r\n\r\n".utf8)
@@ -78,14 +78,13 @@ enum HTTPStreamWriter {
             switch stream.next() {
             case .bytes(let bytes):
                 guard !bytes.isEmpty else { continue }
-                let size = Array("\(String(bytes.count, radix: 16))\r\n".utf8)
-                guard length + size.count + bytes.count + 2 <= capacity else {
+                guard length + sizeLineBytes(bytes.count) + bytes.count + 2 <= capacity else {
                     // The writeable callback writes it, after what is gathered.
-                    exchange.body = size + bytes + [13, 10]
+                    exchange.body = Array(sizeLine(bytes.count)) + bytes + [13, 10]
                     exchange.offset = 0
                     break gathering
                 }
-                put(size)
+                length += putSizeLine(bytes.count, at: base + length)
                 put(bytes)
                 put([13, 10])
             case .later:
@@ -107,6 +106,31 @@ enum HTTPStreamWriter {
         if !stream.isOpenEnded {
             lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(server.configuration.responseWaitTimeoutSeconds))
         }
+    }
+
+    /// A chunk's size line: `count` in hexadecimal, then CRLF.
+    private static func sizeLine(_ count: Int) -> String.UTF8View {
+        "\(String(count, radix: 16))\r\n".utf8
+    }
+
+    /// The length of `count`'s size line.
+    private static func sizeLineBytes(_ count: Int) -> Int {
+        (Int.bitWidth - max(count, 1).leadingZeroBitCount + 3) / 4 + 2
+    }
+
+    /// Writes `count`'s size line at `target`, without building a string (one per chunk of every follower); returns
+    /// its length.
+    private static func putSizeLine(_ count: Int, at target: UnsafeMutablePointer<UInt8>) -> Int {
+        let length = sizeLineBytes(count)
+        var rest = count
+        for index in stride(from: length - 3, through: 0, by: -1) {
+            let digit = UInt8(rest & 0xF)
+            target[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            rest >>= 4
+        }
+        target[length - 2] = 13
+        target[length - 1] = 10
+        return length
     }
 
     /// Gives the exchange another request timeout from now: a stream may take longer than that in all (its
