@@ -26,7 +26,7 @@ enum HTTPStreamWriter {
             switch piece {
             case .bytes(let bytes):
                 guard !bytes.isEmpty else { continue }
-                exchange.body = Array(sizeLine(bytes.count)) + bytes + [13, 10]
+                exchange.body = sizeLine(bytes.count) + bytes + [13, 10]
                 exchange.offset = 0
             case .end:
                 exchange.body = Array("0\r\n\r\n".utf8)
@@ -80,7 +80,7 @@ enum HTTPStreamWriter {
                 guard !bytes.isEmpty else { continue }
                 guard length + sizeLineBytes(bytes.count) + bytes.count + 2 <= capacity else {
                     // The writeable callback writes it, after what is gathered.
-                    exchange.body = Array(sizeLine(bytes.count)) + bytes + [13, 10]
+                    exchange.body = sizeLine(bytes.count) + bytes + [13, 10]
                     exchange.offset = 0
                     break gathering
                 }
@@ -109,8 +109,10 @@ enum HTTPStreamWriter {
     }
 
     /// A chunk's size line: `count` in hexadecimal, then CRLF.
-    private static func sizeLine(_ count: Int) -> String.UTF8View {
-        "\(String(count, radix: 16))\r\n".utf8
+    private static func sizeLine(_ count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: sizeLineBytes(count)) { buffer, initialized in
+            initialized = putSizeLine(count, at: buffer.baseAddress!)
+        }
     }
 
     /// The length of `count`'s size line.
@@ -118,7 +120,7 @@ enum HTTPStreamWriter {
         (Int.bitWidth - max(count, 1).leadingZeroBitCount + 3) / 4 + 2
     }
 
-    /// Writes `count`'s size line at `target`, without building a string (one per chunk of every follower); returns
+    /// Writes `count`'s size line at `target`, without building a string (a chunk of every follower has one); returns
     /// its length.
     private static func putSizeLine(_ count: Int, at target: UnsafeMutablePointer<UInt8>) -> Int {
         let length = sizeLineBytes(count)

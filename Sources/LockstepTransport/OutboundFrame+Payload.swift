@@ -1,9 +1,7 @@
 extension OutboundFrame {
     /// The message the frame carries, without its header: what the client received, byte for byte.
     public var payload: [UInt8] {
-        let base = UnsafeRawPointer(bytes.baseAddress!)
-        let headerCount = FrameHeader.size(payloadCount: 0) + headerExtension(at: base)
-        return Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[headerCount...]))
+        withPayload { Array($0) }
     }
 
     /// Calls `body` with the message the frame carries, in place: what ``payload`` copies out.

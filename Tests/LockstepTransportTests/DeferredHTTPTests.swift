@@ -260,6 +260,30 @@ struct DeferredHTTPTests {
         }
     }
 
+    /// A chunk's size line is written digit by digit: sizes on each side of a new hexadecimal digit arrive whole, alone
+    /// and several gathered into one write, and past the write buffer (through the writeable callback).
+    @Test func chunksOfEverySizeLineLengthArriveWhole() async throws {
+        let delegate = DeferringDelegate()
+        let server = try makeServer(delegate)
+        defer { server.shutdown() }
+        try await withTimeout {
+            let raw = try RawSocket(port: server.port)
+            raw.get("/stream?id=sizes")
+            #expect(raw.readHead().lowercased().contains("transfer-encoding: chunked"))
+            let queue = try #require(delegate.queue("sizes"))
+            let sizes = [1, 9, 10, 15, 16, 255, 256, 4_095, 4_096, 65_535, 65_536, 300_000]
+            let pieces = sizes.map { size in (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) } }
+            for piece in pieces {
+                try await waitOnLoop(server) { queue.stream?.waitingWsi != nil }
+                await Task.detached { queue.push(piece) }.value
+                #expect(raw.readChunk() == piece, "a chunk of \(piece.count) bytes")
+            }
+            try await waitOnLoop(server) { queue.stream?.waitingWsi != nil }
+            await Task.detached { for piece in pieces.prefix(9) { queue.push(piece) } }.value
+            for piece in pieces.prefix(9) { #expect(raw.readChunk() == piece, "a gathered chunk of \(piece.count) bytes") }
+        }
+    }
+
     @Test func streamWhoseClientLeftMidWaitIsHarmless() async throws {
         let delegate = DeferringDelegate()
         let server = try makeServer(delegate)
