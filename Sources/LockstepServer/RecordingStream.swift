@@ -27,8 +27,8 @@ final class RecordingStream {
     private let readPage: PageReader
     /// The room's recent patches when the recording started; later trimming of the room's own copy does not touch it.
     private let recent: Deque<Room.LoggedPatch>
-    /// The reader's view of each patch line, when the room has private parts; nil sends every line as it is.
-    var view: RecordingView?
+    /// Each patch line as the reader gets it: projected when the room has private parts, else as it is.
+    var lines: any RecordingLines = WholeRoom()
     /// A page read from storage: waiting for it, or it failed.
     private var reading = false
     private var failed = false
@@ -106,9 +106,7 @@ final class RecordingStream {
 
     /// Adds the patch line of `version`, as the reader's view has it.
     private func append(_ line: [UInt8], version: Int) {
-        guard let view else { return format.append(line, version: version, to: &pending) }
-        guard let projected = view.project(line) else { return }
-        format.append(projected, version: version, to: &pending)
+        lines.append(line, version: version, as: format, to: &pending)
     }
 }
 

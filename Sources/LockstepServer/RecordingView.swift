@@ -5,7 +5,7 @@ import LockstepJSON
 /// through the reader's view, from the room's whole state at each version, and left out where the reader got none.
 ///
 /// Loop-bound: used by one ``RecordingStream``.
-final class RecordingView {
+final class RecordingView: RecordingLines {
     private var document: JSON
     private var value: ViewValue
     private let parts: PrivateParts
@@ -27,6 +27,11 @@ final class RecordingView {
         guard let projected = value.accept(ops, parts: parts, after: { after }) else { return nil }
         if !parts.touched(by: ops).isVisible(to: value.view.reader) { cause.action = nil }
         return ServerMessage.patch(version: version, ops: projected, cause: cause, undo: undo, redo: redo).serialized()
+    }
+
+    func append(_ line: [UInt8], version: Int, as format: RecordingFormat, to bytes: inout [UInt8]) {
+        guard let projected = project(line) else { return }
+        format.append(projected, version: version, to: &bytes)
     }
 }
 

@@ -83,20 +83,29 @@ final class Room {
         self.releasedVersion = store.version
     }
 
-    /// Adds a client, to its view's stream too (opened by ``stream(of:make:)``).
+    /// Adds a client, to what its sight follows too.
     func join(_ session: Session) {
         sessions.append(session)
         idleSince = nil
-        guard let view = session.view, let stream = views[view.streamKey(parts: privateParts)] else { return }
-        stream.admit(session, version: store.version)
-        if let reader = view.reader { viewsByReader[reader, default: []].insert(stream.view) }
+        session.sight.admit(session, to: self)
     }
 
     func leave(_ session: Session) {
         sessions.removeAll { $0 === session }
         waiting.removeAll { $0 === session }
         session.connection.unfollow()
-        guard let view = session.view else { return }
+        session.sight.dismiss(session, from: self)
+    }
+
+    /// Adds a client of `view` to the view's stream (opened by ``stream(of:make:)``).
+    func admit(_ session: Session, to view: RoomView) {
+        guard let stream = views[view.streamKey(parts: privateParts)] else { return }
+        stream.admit(session, version: store.version)
+        if let reader = view.reader { viewsByReader[reader, default: []].insert(stream.view) }
+    }
+
+    /// Takes a client of `view` off the view's stream, closing the stream after its last client.
+    func dismiss(_ session: Session, from view: RoomView) {
         let key = view.streamKey(parts: privateParts)
         guard let stream = views[key] else { return }
         stream.dismiss(session)
@@ -189,13 +198,8 @@ final class Room {
             waiting.append(session)
             return false
         }
-        session.connection.follow(stream(followedBy: session))
+        session.connection.follow(session.sight.stream(in: self))
         return true
-    }
-
-    /// The stream `session`'s client follows: its view's, or the whole room's.
-    private func stream(followedBy session: Session) -> BroadcastStream {
-        session.view.flatMap { views[$0.streamKey(parts: privateParts)]?.stream } ?? stream
     }
 
     /// The newest version whose patch went out; the store may be ahead while changes are being written.
@@ -216,7 +220,7 @@ final class Room {
         guard !waiting.isEmpty else { return [] }
         let caughtUp = waiting.filter { $0.syncedVersion <= releasedVersion }
         waiting.removeAll { $0.syncedVersion <= releasedVersion }
-        for session in caughtUp { session.connection.follow(stream(followedBy: session)) }
+        for session in caughtUp { session.connection.follow(session.sight.stream(in: self)) }
         return caughtUp
     }
 
@@ -240,21 +244,22 @@ final class Room {
         return Array(log[start..<log.count])
     }
 
-    /// A snapshot for client `you`, with its session's mark `seq`, of the whole room (encoded once per version) or of
-    /// what `view` sees, echoing `path` as the client gave it.
+    /// The whole state, serialized once per version for every snapshot of it.
+    func stateBytes() throws(StoreError) -> [UInt8] {
+        let version = store.version
+        if let cachedState, cachedState.version == version { return cachedState.bytes }
+        let bytes = try store.stateJSON().serialized()
+        cachedState = (version, bytes)
+        return bytes
+    }
+
+    /// A snapshot for client `you`, with its session's mark `seq`, of what `sight` sees, echoing `path` as the client
+    /// gave it.
     func snapshot(
-        for you: String, seq: Int? = nil, view: RoomView? = nil, path: String? = nil
+        for you: String, seq: Int? = nil, sight: any RoomSight = WholeRoom(), path: String? = nil
     ) throws(StoreError) -> OutboundFrame {
         let version = store.version
-        let stateBytes: [UInt8]
-        if let view {
-            stateBytes = view.value(in: try store.stateJSON(), parts: privateParts).serialized()
-        } else if let cachedState, cachedState.version == version {
-            stateBytes = cachedState.bytes
-        } else {
-            stateBytes = try store.stateJSON().serialized()
-            cachedState = (version, stateBytes)
-        }
+        let stateBytes = try sight.snapshotState(of: self)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(stateBytes.count + 160)
         // {"type":"snapshot","room":..,"you":..,"version":..,"state":STATE,"undo":..,"redo":..}

@@ -32,9 +32,9 @@ final class RoomFollower {
     private(set) var phase = Phase.following
     /// The recording up to the room's released version when the follower started; nil once it is all sent.
     private var recording: RecordingStream?
-    /// The reader's view of each patch line (private parts), shared with the recording: it projects from the state the
-    /// recording ends at. Nil sends every line as it is.
-    private let view: RecordingView?
+    /// Each patch line as the reader gets it (private parts), shared with the recording: a view projects from the
+    /// state the recording ends at.
+    private let lines: any RecordingLines
     private let format: RecordingFormat
     /// Most bytes of patches queued before the follower is cut off.
     private let queueLimit: Int
@@ -58,7 +58,7 @@ final class RoomFollower {
     init(room: Room, recording: RecordingStream, format: RecordingFormat, queueLimit: Int) {
         self.room = room
         self.recording = recording
-        view = recording.view
+        lines = recording.lines
         self.format = format
         self.queueLimit = queueLimit
         nextVersion = recording.lastVersion + 1
@@ -88,12 +88,7 @@ final class RoomFollower {
     private func fill() {
         while pending.count < RecordingStream.pieceBytes, let (version, frame) = queue.popFirst() {
             queuedBytes -= frame.byteCount
-            guard let view else {
-                frame.withPayload { format.append($0, version: version, to: &pending) }
-                continue
-            }
-            guard let line = view.project(frame.payload) else { continue }
-            format.append(line, version: version, to: &pending)
+            lines.append(frame, version: version, as: format, to: &pending)
         }
     }
 

@@ -21,8 +21,8 @@ struct RoomRead {
     let isHead: Bool
     /// `path=`: the part of the state to answer with, as given.
     let path: String?
-    /// What the reader sees: the part `path` names, without what its token may not see; nil for everything.
-    var view: RoomView?
+    /// What the reader sees: the part `path` names, without what its token may not see.
+    var sight: any RoomSight = WholeRoom()
 
     init?(_ request: HTTPRequest) {
         isLog = request.path.hasSuffix("/log")
@@ -64,7 +64,7 @@ struct RoomRead {
     func body(room name: String, version: Int, state: JSON, epoch: String?, parts: PrivateParts) -> JSON {
         var body: JSONObject = ["room": .string(name), "version": .int(version)]
         if let path { body["path"] = .string(path) }
-        body["state"] = view.map { $0.value(in: state, parts: parts) } ?? state
+        body["state"] = sight.value(in: state, parts: parts)
         if let epoch { body["epoch"] = .string(epoch) }
         return .object(body)
     }

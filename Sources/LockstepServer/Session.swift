@@ -20,8 +20,8 @@ final class Session: Requester {
     /// The token's subject and role, for causes and the reducer's context; nil without tokens.
     let subject: String?
     let role: AccessRole?
-    /// What the client sees: nil for the whole room (no `path=`, or the empty pointer, and no private parts).
-    let view: RoomView?
+    /// What the client sees: the whole room (no `path=`, or the empty pointer, and no private parts) or a view.
+    let sight: any RoomSight
     var limiter: RateLimiter
     /// The version this client's mirror has reached (its snapshot's, or its resume's); patches up to it are not
     /// sent again.
@@ -46,9 +46,7 @@ final class Session: Requester {
         self.subject = grant?.subject
         self.role = grant?.role
         let pointer = connection.query["path"].flatMap { try? JSONPointer($0) } ?? .root
-        self.view =
-            pointer.isRoot && !redacting
-            ? nil : RoomView(path: PathView(path: pointer), reader: grant?.subject, redacts: redacting)
+        self.sight = roomSight(following: pointer, reader: grant?.subject, redacting: redacting)
         self.limiter = limiter
         self.syncedVersion = room.releasedVersion
     }

@@ -44,7 +44,7 @@ extension SyncServer {
         }
         let snapshot: JSON = [
             "type": "snapshot", "room": .string(room.name), "version": .int(start),
-            "state": read.view.map { $0.value(in: state, parts: privateParts) } ?? state,
+            "state": read.sight.value(in: state, parts: privateParts),
             "epoch": .string(room.epoch), "stateVersion": .int(configuration.app.evolution.version),
         ]
         let name = room.name
@@ -57,9 +57,7 @@ extension SyncServer {
                         room: name, after: after, through: through, limit: limit, server: self))
             }
         }
-        if let view = read.view, view.redacts {
-            recording.view = RecordingView(view: view, state: state, parts: privateParts)
-        }
+        recording.lines = read.sight.lines(from: state, parts: privateParts)
         if follows {
             // A HEAD has no body to follow: the transport writes the head alone.
             guard !read.isHead else { return HTTPResponse(status: 200, contentType: read.format.contentType) }

@@ -68,7 +68,7 @@ extension Room {
     /// A snapshot for `session`'s client, with its session's stored mark when it has one.
     func snapshot(for session: Session) throws(StoreError) -> OutboundFrame {
         try snapshot(
-            for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0.value) }, view: session.view,
+            for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0.value) }, sight: session.sight,
             path: session.path)
     }
 

@@ -16,14 +16,12 @@ extension SyncServer {
     }
 
     /// What an HTTP reader sees: the part `path` names, and with private parts, what its Bearer token's subject may
-    /// see; nil for the whole room.
-    func view(of request: HTTPRequest, path: String?) -> RoomView? {
+    /// see.
+    func sight(of request: HTTPRequest, path: String?) -> any RoomSight {
         let pointer = path.flatMap { try? JSONPointer($0) } ?? .root
-        guard !privateParts.isEmpty else {
-            return pointer.isRoot ? nil : RoomView(path: PathView(path: pointer), reader: nil, redacts: false)
-        }
+        guard !privateParts.isEmpty else { return roomSight(following: pointer, reader: nil, redacting: false) }
         let token = TokenAuthority.bearerToken(in: request.header("authorization"))
         let subject = token.flatMap { try? configuration.tokens?.verify($0) }?.subject
-        return RoomView(path: PathView(path: pointer), reader: subject, redacts: true)
+        return roomSight(following: pointer, reader: subject, redacting: true)
     }
 }

@@ -200,10 +200,11 @@ public actor SyncServer {
         connectionCount += 1
         metrics.connections.increment()
 
-        let viewStream = session.view.map { room.stream(of: $0, make: makeStream) }
+        session.sight.open(in: room, make: makeStream)
         if let since = connection.query["since"].flatMap(Int.init),
             room.isResumable(fromEpoch: connection.query["epoch"]),
-            let missed = missedPatches(after: since, by: session, viewStream: viewStream)
+            let missed = session.sight.missedPatches(
+                after: since, in: room, state: { version in try self.state(of: room, at: version, older: []) })
         {
             connection.send(room.resumeFrame(for: session, at: since))
             for frame in missed { connection.send(frame) }
@@ -221,17 +222,6 @@ public actor SyncServer {
             metadata: [
                 "room": "\(room.name)", "client": "\(client)", "name": "\(name)", "peer": "\(connection.peerAddress)",
             ])
-    }
-
-    /// What a client resuming after `since` missed, as it sees the room; nil when the room no longer has all of it.
-    /// A view resumes from its stream's own patches while it has them, else from the room's resume window.
-    private func missedPatches(after since: Int, by session: Session, viewStream: ViewStream?) -> [OutboundFrame]? {
-        let room = session.room
-        guard let view = session.view, let viewStream else { return room.patches(after: since)?.map(\.frame) }
-        return viewStream.patches(after: since, released: room.releasedVersion, reader: view.reader)
-            ?? room.patches(after: since, seenThrough: view) { version in
-                try self.state(of: room, at: version, older: [])
-            }
     }
 
     func close(_ connection: WebSocketConnection) {
@@ -481,10 +471,7 @@ public actor SyncServer {
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
         let count = min(limit ?? configuration.historyLimit.default, configuration.historyLimit.max)
         let entries = session.room.log.suffix(count).map { patch in
-            var cause = patch.cause
-            // A change that wrote what this client may not see keeps its action from it.
-            if let view = session.view, view.redacts, !patch.touched.isVisible(to: view.reader) { cause.action = nil }
-            return ServerMessage.HistoryRecord(version: patch.version, cause: cause)
+            ServerMessage.HistoryRecord(version: patch.version, cause: session.sight.cause(of: patch))
         }
         send(.history(id: id, entries: entries), to: session)
     }
@@ -597,7 +584,7 @@ public actor SyncServer {
             guard var read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
             if let refusal = refusal(for: request, room: read.room) { return refusal }
             if let path = read.path, let refusal = Self.pathRefusal(path) { return refusal }
-            read.view = view(of: request, path: read.path)
+            read.sight = sight(of: request, path: read.path)
             // Answered once the room is read (when not in memory) and, for a past version, its history.
             let promise = HTTPPromise()
             let cors = corsHeaders(for: request)

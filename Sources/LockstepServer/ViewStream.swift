@@ -52,13 +52,13 @@ final class ViewStream {
     /// Adds a client; its reader gets its own frames for changes after `version` (the room's, stored or not).
     func admit(_ session: Session, version: Int) {
         sessionCount += 1
-        guard let reader = session.view?.reader, reader != view.reader else { return }
+        guard let reader = session.sight.reader, reader != view.reader else { return }
         readers[reader, default: (version, [])].sessions.append(session)
     }
 
     func dismiss(_ session: Session) {
         sessionCount -= 1
-        guard let reader = session.view?.reader, var entry = readers[reader] else { return }
+        guard let reader = session.sight.reader, var entry = readers[reader] else { return }
         entry.sessions.removeAll { $0 === session }
         readers[reader] = entry.sessions.isEmpty ? nil : entry
     }
