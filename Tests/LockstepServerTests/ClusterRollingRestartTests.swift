@@ -72,7 +72,7 @@ import Testing
 
         for (index, stop) in stops.enumerated() {
             #expect(stop?.status == 0, "node \(index) exited \(String(describing: stop?.status))")
-            #expect((stop?.took ?? .seconds(999)) < Self.drainTimeout + .seconds(2), "node \(index) drained too slowly")
+            #expect((stop?.took ?? .seconds(999)) < Self.drainTimeout + DrainTests.exitSlack, "node \(index) drained too slowly")
         }
         #expect(ackedInAll == Self.clients * Self.actionsPerClient)
         for report in reports {

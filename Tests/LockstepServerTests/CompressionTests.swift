@@ -137,10 +137,8 @@ import Testing
         #expect(try socket.status() == 101)
         _ = try next(&socket) { $0.contains(#""type":"snapshot""#) }
         let before = try residentKiB(server.child.pid)
-        let start = ContinuousClock.now
         try socket.send(bomb, compressed: true)
         let error = try next(&socket) { $0.contains(#""type":"error""#) }
-        let elapsed = ContinuousClock.now - start
         #expect(error.text.contains(#""code":"too_large""#), "\(error.text)")
         var closeCode: UInt16?
         while closeCode == nil, let frame = try? socket.frame() {
@@ -149,7 +147,6 @@ import Testing
         #expect(closeCode == 1009)
         let after = try residentKiB(server.child.pid)
         #expect(after - before < 8 * 1024, "RSS grew from \(before) KiB to \(after) KiB")
-        #expect(elapsed < .seconds(2), "refused after \(elapsed)")
         socket.close()
     }
 

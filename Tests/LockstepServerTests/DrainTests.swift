@@ -133,7 +133,8 @@ import Testing
         server.child.send(SIGTERM)
         let status = await exitStatus(of: server)
         #expect(status == 0)
-        #expect(ContinuousClock.now - signalled < .seconds(5))
+        // Well before its 30 s timeout, however busy the machine.
+        #expect(ContinuousClock.now - signalled < .seconds(20))
     }
 
     private func exitStatus(of server: ServerProcess) async -> Int32 {
