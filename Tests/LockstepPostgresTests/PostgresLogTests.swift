@@ -148,11 +148,7 @@ extension PostgresTests {
                 SELECT count(*) FROM pg_locks
                 WHERE granted AND mode = 'AccessExclusiveLock' AND relation = 'changes'::regclass
                 """
-            try await within(30, "the other server to lock the changes") {
-                while try await offThePool({ try server.sql(locked) }) == "0" {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            try await server.waitUntil("the other server to lock the changes", locked, answers: "1")
             let loaded = try #require(try await storage.load(room: "r"))
             _ = try await other.value
             #expect(loaded.snapshot?.version == 2)

@@ -55,13 +55,9 @@ import Testing
             try await offThePool { try postgres.sql(trap) }
             first.client.sendRaw(#"{"type":"action","id":"a2","seq":2,"action":{"type":"add","amount":777}}"#)
             // 3 goes out once 2's COMMIT is in the trap, so it waits for the next write.
-            try await within(30, "the COMMIT to reach the trap") {
-                while try await offThePool({
-                    try postgres.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
-                }) != "1" {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            try await postgres.waitUntil(
+                "the COMMIT to reach the trap", "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'",
+                answers: "1")
             first.client.sendRaw(#"{"type":"action","id":"a3","seq":3,"action":{"type":"increment"}}"#)
             #expect(await first.client.closeCode(timeout: .seconds(15)) == 1011)
 

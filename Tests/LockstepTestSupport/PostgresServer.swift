@@ -89,6 +89,16 @@ public final class PostgresServer: Sendable {
             """)
     }
 
+    /// Waits, up to 30 s, until `query` answers `expected`: for a state PostgreSQL shows only when asked (a lock
+    /// taken or waited on, a statement in a trap).
+    public func waitUntil(_ what: String, _ query: String, answers expected: String) async throws {
+        try await within(30, what) {
+            while try await offThePool({ try self.sql(query) }) != expected {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
     /// Runs `statements` with psql in `database` (the one created at start by default); the output, unaligned and
     /// without headers: one row a line, columns separated by `|`.
     @discardableResult
