@@ -39,9 +39,14 @@ import Synchronization
 /// ``mirror`` shows state, version, status and peers synchronously and is `Observable`; it changes on the isolation
 /// given as `isolation:` (the main actor for a UI).
 public actor RoomClient {
-    /// Every change to the mirror, in order, each with the state right after it. One consumer; unbounded buffer,
-    /// so nothing is lost between `connect()` and the first iteration. Finishes after `close()`.
-    public nonisolated let updates: AsyncStream<RoomUpdate>
+    /// Every change to the mirror, in order, each with the state right after it. One consumer. Nothing is lost from
+    /// the moment it is first read (its buffer has no bound); before that the client keeps only the newest
+    /// ``unreadUpdatesLimit``, which it starts with, so reading it right after `connect()` misses none, and an app
+    /// that shows only ``mirror`` does not keep every change. Finishes after `close()`.
+    public nonisolated var updates: AsyncStream<RoomUpdate> { backlog.stream }
+
+    /// Most updates kept before ``updates`` is first read; older ones are dropped.
+    public static let unreadUpdatesLimit = 256
 
     /// The room's name, from the URL.
     public nonisolated let room: String
@@ -92,7 +97,7 @@ public actor RoomClient {
     private let order: VersionOrder
     private let transport: WebSocketClient
     private let ownsTransport: Bool
-    private let continuation: AsyncStream<RoomUpdate>.Continuation
+    private nonisolated let backlog = UpdateBacklog(limit: RoomClient.unreadUpdatesLimit)
     private var socket: WebSocket?
     /// The connection ``dropConnectionForTesting()`` dropped: what it still delivers is ignored, as after a real cut.
     private var droppedSocket: WebSocket?
@@ -236,7 +241,6 @@ public actor RoomClient {
             }
             ownsTransport = true
         }
-        (updates, continuation) = AsyncStream.makeStream(of: RoomUpdate.self)
         var values = RoomMirror.Values()
         if let keptRoom {
             outbox.restore(keptRoom.outbox, nextSeq: keptRoom.nextSeq, keptVersion: keptRoom.version)
@@ -306,7 +310,7 @@ public actor RoomClient {
         failOutbox(.closed)
         finishConnect(.failure(.closed))
         setStatus(.closed)
-        continuation.finish()
+        backlog.finish()
         mirrorFeed.finish()
         if ownsTransport { transport.shutdown() }
     }
@@ -812,7 +816,7 @@ public actor RoomClient {
 
     private func emit(_ change: RoomUpdate.Change) {
         let pendingActions = outbox.predictedActions
-        continuation.yield(RoomUpdate(
+        backlog.yield(RoomUpdate(
             change: change, room: room, you: you, version: version, state: state, peers: peers,
             undoCount: undoCount, redoCount: redoCount, status: status, pendingCount: outbox.count,
             pendingActions: pendingActions
@@ -913,7 +917,7 @@ public actor RoomClient {
             status = .closed
             publish()
             mirrorFeed.finish()
-            continuation.finish()
+            backlog.finish()
             if ownsTransport { transport.shutdown() }
         }
         connectWaiter?.resume(returning: result)
