@@ -256,7 +256,7 @@ final class Room {
     /// A snapshot for client `you`, with its session's mark `seq`, of what `sight` sees, echoing `path` as the client
     /// gave it.
     func snapshot(
-        for you: String, seq: Int? = nil, sight: any RoomSight = WholeRoom(), path: String? = nil
+        for you: String, seq: Int? = nil, sight: any RoomSight, path: String? = nil
     ) throws(StoreError) -> OutboundFrame {
         let version = store.version
         let stateBytes = try sight.snapshotState(of: self)
