@@ -28,7 +28,8 @@ final class UpdateBacklog: Sendable {
         state.withLock { state in
             if let stream = state.stream { return stream }
             let (stream, continuation) = AsyncStream.makeStream(of: RoomUpdate.self)
-            for index in 0..<state.kept.count { continuation.yield(state.kept[(state.start + index) % state.kept.count]) }
+            let count = state.kept.count
+            for index in 0..<count { continuation.yield(state.kept[(state.start + index) % count]) }
             if state.finished { continuation.finish() }
             state.kept = []
             state.stream = stream
