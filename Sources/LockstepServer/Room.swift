@@ -97,20 +97,24 @@ final class Room {
         session.sight.dismiss(session, from: self)
     }
 
+    /// The stream `view`'s clients follow, if one is open.
+    func openStream(of view: RoomView) -> ViewStream? {
+        views[view.streamKey(parts: privateParts)]
+    }
+
     /// Adds a client of `view` to the view's stream (opened by ``stream(of:make:)``).
     func admit(_ session: Session, to view: RoomView) {
-        guard let stream = views[view.streamKey(parts: privateParts)] else { return }
+        guard let stream = openStream(of: view) else { return }
         stream.admit(session, version: store.version)
         if let reader = view.reader { viewsByReader[reader, default: []].insert(stream.view) }
     }
 
     /// Takes a client of `view` off the view's stream, closing the stream after its last client.
     func dismiss(_ session: Session, from view: RoomView) {
-        let key = view.streamKey(parts: privateParts)
-        guard let stream = views[key] else { return }
+        guard let stream = openStream(of: view) else { return }
         stream.dismiss(session)
-        if let reader = view.reader, !stream.hasClients(of: reader) { viewsByReader[reader]?.remove(key) }
-        if stream.sessionCount == 0 { views[key] = nil }
+        if let reader = view.reader, !stream.hasClients(of: reader) { viewsByReader[reader]?.remove(stream.view) }
+        if stream.sessionCount == 0 { views[stream.view] = nil }
     }
 
     /// The stream `view`'s clients follow, opened at the room's version if none follows it yet.

@@ -14,7 +14,7 @@ extension RoomView: RoomSight {
     }
 
     func stream(in room: Room) -> BroadcastStream {
-        room.views[streamKey(parts: room.privateParts)]?.stream ?? room.stream
+        room.openStream(of: self)?.stream ?? room.stream
     }
 
     func admit(_ session: Session, to room: Room) {
@@ -27,8 +27,7 @@ extension RoomView: RoomSight {
 
     /// From its stream's own patches while it has them, else from the room's resume window.
     func missedPatches(after version: Int, in room: Room, state: (Int) throws -> JSON) -> [OutboundFrame]? {
-        room.views[streamKey(parts: room.privateParts)]?.patches(
-            after: version, released: room.releasedVersion, reader: reader)
+        room.openStream(of: self)?.patches(after: version, released: room.releasedVersion, reader: reader)
             ?? room.patches(after: version, seenThrough: self, state: state)
     }
 

@@ -26,7 +26,7 @@ enum HTTPStreamWriter {
             switch piece {
             case .bytes(let bytes):
                 guard !bytes.isEmpty else { continue }
-                exchange.body = sizeLine(bytes.count) + bytes + [13, 10]
+                exchange.body = chunk(bytes)
                 exchange.offset = 0
             case .end:
                 exchange.body = Array("0\r\n\r\n".utf8)
@@ -80,7 +80,7 @@ enum HTTPStreamWriter {
                 guard !bytes.isEmpty else { continue }
                 guard length + sizeLineBytes(bytes.count) + bytes.count + 2 <= capacity else {
                     // The writeable callback writes it, after what is gathered.
-                    exchange.body = sizeLine(bytes.count) + bytes + [13, 10]
+                    exchange.body = chunk(bytes)
                     exchange.offset = 0
                     break gathering
                 }
@@ -108,11 +108,12 @@ enum HTTPStreamWriter {
         }
     }
 
-    /// A chunk's size line: `count` in hexadecimal, then CRLF.
-    private static func sizeLine(_ count: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: sizeLineBytes(count)) { buffer, initialized in
-            initialized = putSizeLine(count, at: buffer.baseAddress!)
+    /// `bytes` as one chunk: its size line, the bytes, CRLF.
+    private static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+        let sizeLine = [UInt8](unsafeUninitializedCapacity: sizeLineBytes(bytes.count)) { buffer, initialized in
+            initialized = putSizeLine(bytes.count, at: buffer.baseAddress!)
         }
+        return sizeLine + bytes + [13, 10]
     }
 
     /// The length of `count`'s size line.
