@@ -47,12 +47,12 @@ extension PostgresRoomStorage {
             try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
             let schema = try await readableSchema(connection, app: app, logger: logger)
             var rooms: [String] = []
-            for try await room in try await connection.query(
+            for room in try await connection.rows(
                 """
                 SELECT room FROM (SELECT room FROM snapshots UNION SELECT room FROM changes) AS stored
                 ORDER BY room COLLATE "C"
-                """, logger: logger
-            ).decode(String.self) {
+                """, decoding: String.self, logger: logger)
+            {
                 rooms.append(room)
             }
             return (rooms, schema >= 2)
@@ -73,15 +73,15 @@ extension PostgresRoomStorage {
     private static func readableSchema(
         _ connection: PostgresConnection, app: String, logger: Logger
     ) async throws -> Int {
-        for try await exists in try await connection.query(
-            "SELECT to_regclass('lockstep_meta') IS NOT NULL", logger: logger
-        ).decode(Bool.self) where !exists {
+        for exists in try await connection.rows(
+            "SELECT to_regclass('lockstep_meta') IS NOT NULL", decoding: Bool.self, logger: logger) where !exists
+        {
             throw StorageError.database("the database holds no lockstep rooms: it has no lockstep_meta table")
         }
         var meta: [String: String] = [:]
-        for try await (key, value) in try await connection.query(
-            "SELECT key, value FROM lockstep_meta", logger: logger
-        ).decode((String, String).self) {
+        for (key, value) in try await connection.rows(
+            "SELECT key, value FROM lockstep_meta", decoding: (String, String).self, logger: logger)
+        {
             meta[key] = value
         }
         let version = meta["schema_version"].flatMap { Int($0) } ?? 0

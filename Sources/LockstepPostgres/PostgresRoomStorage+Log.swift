@@ -50,8 +50,8 @@ extension PostgresRoomStorage {
             SELECT version, state, history, 1::bigint FROM snapshots WHERE room = \(room)
             ORDER BY version DESC LIMIT 1
             """
-        for try await (version, state, history, stateVersion) in try await connection.query(query, logger: logger)
-            .decode((Int, ByteBuffer, ByteBuffer, Int).self)
+        for (version, state, history, stateVersion) in try await connection.rows(
+            query, decoding: (Int, ByteBuffer, ByteBuffer, Int).self, logger: logger)
         {
             snapshot = StoredSnapshot(
                 room: room, version: version, state: state.bytes, history: history.bytes, stateVersion: stateVersion)
@@ -73,9 +73,9 @@ extension PostgresRoomStorage {
 
     public func oldestChange(room: String) async throws(StorageError) -> Int? {
         try await bounded("read room \(room)") { [self] in
-            for try await oldest in try await client.query(
-                "SELECT MIN(version) FROM changes WHERE room = \(room)", logger: logger
-            ).decode(Int?.self) {
+            for oldest in try await client.rows(
+                "SELECT MIN(version) FROM changes WHERE room = \(room)", decoding: Int?.self, logger: logger)
+            {
                 return oldest
             }
             return nil
@@ -97,9 +97,10 @@ extension PostgresRoomStorage {
     public func marks(room: String) async throws(StorageError) -> [StoredMark] {
         try await bounded("read the sessions of room \(room)") { [self] in
             var marks: [StoredMark] = []
-            for try await (session, seq, time, answer) in try await client.query(
-                "SELECT session, seq, time, answer FROM session_marks WHERE room = \(room)", logger: logger
-            ).decode((String, Int, Double, String?).self) {
+            for (session, seq, time, answer) in try await client.rows(
+                "SELECT session, seq, time, answer FROM session_marks WHERE room = \(room)",
+                decoding: (String, Int, Double, String?).self, logger: logger)
+            {
                 marks.append(StoredMark(room: room, session: session, seq: seq, time: time, stored: answer))
             }
             return marks
@@ -108,10 +109,10 @@ extension PostgresRoomStorage {
 
     public func mark(room: String, session: String) async throws(StorageError) -> StoredMark? {
         try await bounded("read a session of room \(room)") { [self] in
-            for try await (seq, time, answer) in try await client.query(
+            for (seq, time, answer) in try await client.rows(
                 "SELECT seq, time, answer FROM session_marks WHERE room = \(room) AND session = \(session)",
-                logger: logger
-            ).decode((Int, Double, String?).self) {
+                decoding: (Int, Double, String?).self, logger: logger)
+            {
                 return StoredMark(room: room, session: session, seq: seq, time: time, stored: answer)
             }
             return nil
@@ -120,9 +121,9 @@ extension PostgresRoomStorage {
 
     public func epoch(room: String) async throws(StorageError) -> String? {
         try await bounded("read the epoch of room \(room)") { [self] in
-            for try await epoch in try await client.query(
-                "SELECT epoch FROM rooms WHERE room = \(room)", logger: logger
-            ).decode(String?.self) {
+            for epoch in try await client.rows(
+                "SELECT epoch FROM rooms WHERE room = \(room)", decoding: String?.self, logger: logger)
+            {
                 return epoch
             }
             return nil
@@ -205,13 +206,13 @@ extension PostgresRoomStorage {
         limit: Int = .max, _ logger: Logger
     ) async throws -> [StoredChange] {
         var changes: [StoredChange] = []
-        for try await (version, message, inverse) in try await connection.query(
+        for (version, message, inverse) in try await connection.rows(
             """
             SELECT version, message, inverse FROM changes WHERE room = \(room) AND version > \(version)
                 AND version <= \(last)
             ORDER BY version LIMIT \(limit)
-            """, logger: logger
-        ).decode((Int, ByteBuffer, ByteBuffer).self) {
+            """, decoding: (Int, ByteBuffer, ByteBuffer).self, logger: logger)
+        {
             changes.append(StoredChange(room: room, version: version, message: message.bytes, record: inverse.bytes))
         }
         return changes

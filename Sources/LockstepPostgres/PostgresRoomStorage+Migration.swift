@@ -8,9 +8,9 @@ extension PostgresRoomStorage {
         try await bounded("store the migration of room \(room)") { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 // The room's lock, as in a write: no other server commits to it meanwhile.
-                for try await stored in try await connection.query(
-                    "SELECT version FROM rooms WHERE room = \(room) FOR UPDATE", logger: logger
-                ).decode(Int.self) where stored > snapshot.version {
+                for stored in try await connection.rows(
+                    "SELECT version FROM rooms WHERE room = \(room) FOR UPDATE", decoding: Int.self, logger: logger)
+                where stored > snapshot.version {
                     throw StorageError.database(
                         "room \(room) moved past version \(snapshot.version) while it was migrated; read it again")
                 }

@@ -31,11 +31,11 @@ extension PostgresRoomStorage {
     public func remotePeers(room: String) async throws(StorageError) -> [Peer] {
         let lists = try await bounded("read the peers of room \(room)") { [self] in
             var lists: [ByteBuffer] = []
-            for try await list in try await client.query(
+            for list in try await client.rows(
                 """
                 SELECT peers FROM peers WHERE room = \(room) AND node <> \(node) AND expires > now() ORDER BY node
-                """, logger: logger
-            ).decode(ByteBuffer.self) {
+                """, decoding: ByteBuffer.self, logger: logger)
+            {
                 lists.append(list)
             }
             return lists

@@ -64,9 +64,9 @@ extension PostgresRoomStorage {
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS lockstep_meta (key text PRIMARY KEY, value text NOT NULL)", logger: logger)
             var meta: [String: String] = [:]
-            for try await (key, value) in try await connection.query(
-                "SELECT key, value FROM lockstep_meta", logger: logger
-            ).decode((String, String).self) {
+            for (key, value) in try await connection.rows(
+                "SELECT key, value FROM lockstep_meta", decoding: (String, String).self, logger: logger)
+            {
                 meta[key] = value
             }
             let version = meta["schema_version"].flatMap { Int($0) } ?? 0

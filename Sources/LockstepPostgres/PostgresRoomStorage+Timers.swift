@@ -36,10 +36,11 @@ extension PostgresRoomStorage {
 
     private func readTimers(_ query: PostgresQuery) async throws -> [StoredTimer] {
         var timers: [StoredTimer] = []
-        for try await (room, name, due, order, request) in try await client.query(query, logger: logger).decode(
-            (String, String, Int, Int, ByteBuffer).self)
+        for (room, name, due, order, request) in try await client.rows(
+            query, decoding: (String, String, Int, Int, ByteBuffer).self, logger: logger)
         {
-            timers.append(StoredTimer(room: room, name: name, due: due, order: order, request: Array(request.readableBytesView)))
+            timers.append(
+                StoredTimer(room: room, name: name, due: due, order: order, request: Array(request.readableBytesView)))
         }
         return timers
     }

@@ -34,17 +34,17 @@ extension PostgresRoomStorage {
             let last = try await client.withTransaction(logger: logger) { connection in
                 // The room's lock; a server that stalls holding it releases it instead of holding every other server
                 // back. Its row exists once a client joined (`claim`); the insert covers rooms made before that.
-                var found = try await lockAndRead(room, after: version, sessions: sessions, idleLimit, connection)
+                var found = try await lockAndRead(room, sessions: sessions, idleLimit, connection)
                 if found == nil {
                     try await connection.query(
                         "INSERT INTO rooms (room) VALUES (\(room)) ON CONFLICT (room) DO NOTHING", logger: logger)
-                    found = try await lockAndRead(room, after: version, sessions: sessions, idleLimit, connection)
+                    found = try await lockAndRead(room, sessions: sessions, idleLimit, connection)
                 }
                 guard let found else { throw StorageError.database("room \(room) has no row") }
                 var catchUp = found.catchUp
-                if !found.complete {
-                    // Another server committed the room after the statement began, and the lock waited for it: a
-                    // statement of its own sees what it committed.
+                if found.version > version || !found.complete {
+                    // Other servers committed the room: a statement of its own reads what they committed, and, when
+                    // the lock waited for a commit after the first statement began, the marks and timers it left.
                     (catchUp.missed, catchUp.marks, catchUp.timers) = try await missedAndMarks(
                         room, after: version, sessions: sessions, connection)
                 }
@@ -75,24 +75,24 @@ extension PostgresRoomStorage {
         /// The room's stored version.
         var version: Int
         var catchUp: RoomCatchUp
-        /// Whether `catchUp` holds everything committed before the lock was granted.
+        /// Whether `catchUp`'s marks and timers are those of every commit before the lock was granted.
         var complete: Bool
     }
 
-    /// Locks `room`'s row for the transaction and reads, in the same statement, what other servers committed after
-    /// `version` and the stored marks of `sessions`; nil when the room has no row.
+    /// Locks `room`'s row for the transaction and reads, in the same statement, its version and the stored marks of
+    /// `sessions`; nil when the room has no row.
     ///
     /// The statement reads the log as it was when it began. When another server committed the room after that (the
     /// lock waited for it, or the row changed as the statement ran), the row locked is not the one the statement
     /// sees (`ctid` differs): the read is incomplete. Every write of a room's log updates its row, so an unchanged row
     /// means nothing was committed since.
     private func lockAndRead(
-        _ room: String, after version: Int, sessions: [String], _ idleLimit: String, _ connection: PostgresConnection
+        _ room: String, sessions: [String], _ idleLimit: String, _ connection: PostgresConnection
     ) async throws -> Found? {
         var found = Found(version: 0, catchUp: RoomCatchUp(missed: [], marks: [], epoch: nil), complete: false)
         var locked = false
-        let statement = Statements.LockAndRead(room: room, after: version, sessions: sessions, idleLimit: idleLimit)
-        for try await (kind, number, message, inverse, text, time, complete) in try await connection.execute(
+        let statement = Statements.LockAndRead(room: room, sessions: sessions, idleLimit: idleLimit)
+        for try await (kind, number, answer, text, time, complete) in try await connection.execute(
             statement, logger: logger)
         {
             switch kind {
@@ -103,21 +103,15 @@ extension PostgresRoomStorage {
                 found.complete = complete ?? false
             case 3:
                 if let text { found.catchUp.timers[text] = number }
-            case 1:
-                guard let message, let inverse else { continue }
-                found.catchUp.missed.append(
-                    StoredChange(room: room, version: number, message: message.bytes, record: inverse.bytes))
             default:
                 guard let text, let time else { continue }
                 found.catchUp.marks.append(
                     StoredMark(
                         room: room, session: text, seq: number, time: time,
-                        stored: message.map { String(decoding: $0.readableBytesView, as: UTF8.self) }))
+                        stored: answer.map { String(decoding: $0.readableBytesView, as: UTF8.self) }))
             }
         }
-        guard locked else { return nil }
-        found.catchUp.missed.sort { $0.version < $1.version }
-        return found
+        return locked ? found : nil
     }
 
     /// What other servers committed after `version`, the stored marks of `sessions` and the pending timers they
@@ -128,7 +122,7 @@ extension PostgresRoomStorage {
         var missed: [StoredChange] = []
         var marks: [StoredMark] = []
         var timers: [String: Int] = [:]
-        for try await (number, message, inverse, session, time) in try await connection.query(
+        for (number, message, inverse, session, time) in try await connection.rows(
             """
             SELECT version, message, inverse, NULL::text, NULL::float8 FROM changes
             WHERE room = \(room) AND version > \(version)
@@ -138,8 +132,8 @@ extension PostgresRoomStorage {
             UNION ALL
             SELECT ord, NULL::bytea, NULL::bytea, name, NULL::float8 FROM timers
             WHERE room = \(room) AND 'timer:' || name = ANY(\(sessions))
-            """, logger: logger
-        ).decode((Int, ByteBuffer?, ByteBuffer?, String?, Double?).self) {
+            """, decoding: (Int, ByteBuffer?, ByteBuffer?, String?, Double?).self, logger: logger)
+        {
             if let session, time == nil {
                 timers[session] = number
             } else if let session, let time {
@@ -187,9 +181,10 @@ extension PostgresRoomStorage {
     public func versions(of rooms: [String]) async throws(StorageError) -> [String: Int] {
         try await bounded("read the versions of rooms") { [self] in
             var versions: [String: Int] = [:]
-            for try await (room, version) in try await client.query(
-                "SELECT room, version FROM rooms WHERE room = ANY(\(rooms))", logger: logger
-            ).decode((String, Int).self) {
+            for (room, version) in try await client.rows(
+                "SELECT room, version FROM rooms WHERE room = ANY(\(rooms))", decoding: (String, Int).self,
+                logger: logger)
+            {
                 versions[room] = version
             }
             return versions
@@ -200,13 +195,13 @@ extension PostgresRoomStorage {
         try await bounded("create room \(room)") { [self] in
             // DO UPDATE rather than DO NOTHING: it returns the row a concurrent first claim committed, which a
             // separate SELECT in this statement's snapshot might not see.
-            for try await stored in try await client.query(
+            for stored in try await client.rows(
                 """
                 INSERT INTO rooms (room, epoch) VALUES (\(room), \(epoch))
                 ON CONFLICT (room) DO UPDATE SET epoch = COALESCE(rooms.epoch, excluded.epoch)
                 RETURNING epoch
-                """, logger: logger
-            ).decode(String.self) {
+                """, decoding: String.self, logger: logger)
+            {
                 return stored
             }
             throw StorageError.database("creating room \(room) returned no epoch")
@@ -215,7 +210,8 @@ extension PostgresRoomStorage {
 
     /// Announces `event` to the other servers when the transaction open on `connection` commits.
     func notify(_ event: StorageEvent, _ connection: PostgresConnection) async throws {
-        try await connection.query("SELECT pg_notify(\(Self.channel), \(Notice(event, node: node).payload))",
+        try await connection.query(
+            "SELECT pg_notify(\(Self.channel), \(Notice(event, node: node).payload))",
             logger: logger)
     }
 }

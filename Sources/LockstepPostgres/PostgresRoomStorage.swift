@@ -87,7 +87,8 @@ public final class PostgresRoomStorage: SharedRoomStorage {
         }
         try await step("open the database") { try await Self.migrate(client, app: app, logger: logger) }
         node = try await step("take a node number") {
-            for try await number in try await client.query("SELECT nextval('lockstep_nodes')").decode(Int.self) {
+            for number in try await client.rows("SELECT nextval('lockstep_nodes')", decoding: Int.self, logger: logger)
+            {
                 return number
             }
             throw StorageError.database("nextval('lockstep_nodes') returned nothing")
@@ -121,7 +122,9 @@ public final class PostgresRoomStorage: SharedRoomStorage {
     public func events() -> AsyncStream<StorageEvent> { stream }
 
     func cancelTasks() {
-        for task in tasks.withLock({ tasks in defer { tasks = [] }; return tasks }) { task.cancel() }
+        for task in tasks.withLock({ tasks in
+            defer { tasks = [] }; return tasks
+        }) { task.cancel() }
     }
 
     /// Runs `operation`, failing with `StorageError.unavailable` after ``Configuration/operationTimeout``

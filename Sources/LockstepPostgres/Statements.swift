@@ -3,40 +3,36 @@ import PostgresNIO
 /// The statements of every room write, prepared once per connection: parsing and planning them again for each write
 /// would cost PostgreSQL about as much as running them.
 enum Statements {
-    /// Locks a room's row for the transaction and reads, as the statement began, what was committed after a version
-    /// and the stored marks of some sessions. One row per result: kind 0 is the room (its version, epoch, and whether
-    /// its row is still the one the statement's snapshot sees), kind 1 a change, kind 2 a mark (its answer as bytes),
-    /// kind 3 a pending timer named among the sessions as `timer:NAME` (its order).
+    /// Locks a room's row for the transaction and reads, as the statement began, the stored marks of some sessions.
+    /// One row per result: kind 0 is the room (its version, epoch, and whether its row is still the one the
+    /// statement's snapshot sees), kind 2 a mark (its answer as bytes), kind 3 a pending timer named among the
+    /// sessions as `timer:NAME` (its order). A few small rows, which arrive at once: what other servers committed,
+    /// which may be many, is read whole by another statement (see `PostgresConnection.rows`).
     struct LockAndRead: PostgresPreparedStatement {
-        typealias Row = (Int, Int, ByteBuffer?, ByteBuffer?, String?, Double?, Bool?)
+        typealias Row = (Int, Int, ByteBuffer?, String?, Double?, Bool?)
 
         static let sql = """
             WITH locked AS MATERIALIZED (
-                SELECT version, epoch, ctid, set_config('idle_in_transaction_session_timeout', $4, true)
+                SELECT version, epoch, ctid, set_config('idle_in_transaction_session_timeout', $3, true)
                 FROM rooms WHERE room = $1 FOR UPDATE
             )
-            SELECT 0::int8, version, NULL::bytea, NULL::bytea, epoch, NULL::float8,
-                ctid = (SELECT ctid FROM rooms WHERE room = $1)
+            SELECT 0::int8, version, NULL::bytea, epoch, NULL::float8, ctid = (SELECT ctid FROM rooms WHERE room = $1)
             FROM locked
             UNION ALL
-            SELECT 1, version, message, inverse, NULL, NULL, NULL FROM changes WHERE room = $1 AND version > $2
+            SELECT 2, seq, convert_to(answer, 'UTF8'), session, time, NULL FROM session_marks
+            WHERE room = $1 AND session = ANY($2)
             UNION ALL
-            SELECT 2, seq, convert_to(answer, 'UTF8'), NULL, session, time, NULL FROM session_marks
-            WHERE room = $1 AND session = ANY($3)
-            UNION ALL
-            SELECT 3, ord, NULL, NULL, name, NULL, NULL FROM timers WHERE room = $1 AND 'timer:' || name = ANY($3)
+            SELECT 3, ord, NULL, name, NULL, NULL FROM timers WHERE room = $1 AND 'timer:' || name = ANY($2)
             """
 
         var room: String
-        var after: Int
         var sessions: [String]
         /// `idle_in_transaction_session_timeout` for the transaction, in milliseconds.
         var idleLimit: String
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
+            var bindings = PostgresBindings(capacity: 3)
             bindings.append(room)
-            bindings.append(after)
             bindings.append(sessions)
             bindings.append(idleLimit)
             return bindings
@@ -110,11 +106,11 @@ enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> Row {}
     }
 
-    /// Sends one notification per payload on a channel; a row for each, to be read.
+    /// Sends one notification per payload on a channel; one row, their count.
     struct Notify: PostgresPreparedStatement {
-        typealias Row = String?
+        typealias Row = Int
 
-        static let sql = "SELECT pg_notify($1, payload)::text FROM unnest($2::text[]) AS payload"
+        static let sql = "SELECT count(pg_notify($1, payload)) FROM unnest($2::text[]) AS payload"
 
         var channel: String
         var payloads: [String]

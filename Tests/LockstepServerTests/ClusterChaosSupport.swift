@@ -22,6 +22,9 @@ final class NodeProcess: Sendable {
 
     var isRunning: Bool { process.withLock { $0 != nil } }
 
+    /// The exit code of a node that ended without being stopped (a crash); nil while it runs or once stopped.
+    var crashCode: Int32? { process.withLock { $0?.child.exitCode } }
+
     /// SIGKILL, as in a crash; nothing when it is not running.
     func kill9() {
         let running = process.withLock { process in

@@ -109,6 +109,8 @@ import Testing
             return events
         }
         print("cluster soak: \(events.count) events: \(events.joined(separator: ", "))")
+        let crashes = events.filter { $0.contains("crashed") }
+        #expect(crashes.isEmpty, "a node ended by itself: \(crashes.joined(separator: ", "))")
 
         for name in Self.rooms {
             let sdk = sdkWriters.filter { $0.room == name }
@@ -164,6 +166,13 @@ import Testing
         while ContinuousClock.now < end {
             // The soak's schedule: faults at random times while the clients write.
             try await Task.sleep(for: .milliseconds(1_000 + Int(random.next() % 2_000)))
+            // A node that ended by itself is a failure; it is started again so that its clients can finish.
+            for (index, node) in nodes.enumerated() {
+                guard let code = node.crashCode else { continue }
+                events.append("node \(index) crashed (exit code \(code))")
+                node.kill9()
+                try await node.restart()
+            }
             switch random.next() % 3 {
             case 0:
                 let node = Int(random.next() % UInt64(nodes.count))

@@ -158,10 +158,26 @@ public final class ChildProcess: Sendable {
             if let status { return status }
             var raw: Int32 = 0
             while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-            let code = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+            let code = Self.exitCode(raw)
             status = code
             return code
         }
+    }
+
+    /// The child's exit code as ``waitForExit()`` gives it once it has ended; nil while it runs. Does not block.
+    public var exitCode: Int32? {
+        status.withLock { status in
+            if let status { return status }
+            var raw: Int32 = 0
+            guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+            status = Self.exitCode(raw)
+            return status
+        }
+    }
+
+    /// The exit code in a status from `waitpid`: 128 plus the signal when a signal ended the child.
+    private static func exitCode(_ raw: Int32) -> Int32 {
+        raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
     }
 
     /// A new pseudo-terminal of `rows` by `columns`: the controlling side (kept here) and the terminal's side (the
