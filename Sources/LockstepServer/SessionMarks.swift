@@ -52,8 +52,24 @@ struct SessionMarks {
         return seq <= mark.seq && !mark.holes.contains(seq)
     }
 
+    /// How a request of `session` in a write that failed (and was taken back) is answered.
+    enum FailedRequest {
+        /// Applied by a stored write before: sent again after a reconnection, it is still a duplicate.
+        case duplicate
+        /// Not applied: answered `unavailable`, and remembered as refused.
+        case refused
+    }
+
+    /// `seq` of `session` was in a write that failed: a duplicate if a stored write applied it before (`unavailable`
+    /// would have its sender take it as not applied, and send it as a new request), else refused.
+    mutating func writeFailed(_ seq: Int, of session: String, now: Double) -> FailedRequest {
+        if covers(seq, of: session) { return .duplicate }
+        refused(seq, of: session, now: now)
+        return .refused
+    }
+
     /// `seq` of `session` was answered `unavailable`: not applied, so sent again it is not a duplicate.
-    mutating func refused(_ seq: Int, of session: String, now: Double) {
+    private mutating func refused(_ seq: Int, of session: String, now: Double) {
         #if LOCKSTEP_MUTANTS
         if Mutant.isActive(.unavailableNotAHole) { return }
         #endif

@@ -112,6 +112,30 @@ import Testing
         }
     }
 
+    /// A request sent again (as after a reconnection) that a stored write already applied is a duplicate, also when
+    /// the write it lands in fails: `unavailable` would have its sender take it as not applied, and send it as new.
+    @Test func aRequestAppliedBeforeStaysADuplicateWhenTheWriteItLandsInFails() async throws {
+        try await withCluster(nodes: 1, operationTimeout: .seconds(3)) { postgres, servers in
+            let port = servers[0].port
+            let first = try await Writer.connect(port, session: "s1")
+            #expect(try await first.action(#"{"type":"increment"}"#, seq: 1)["type"] == "ack")
+
+            // Another transaction holds the room's row past the deadline of the next write, which fails waiting.
+            let hold = "BEGIN; SELECT 1 FROM rooms WHERE room = 'test' FOR UPDATE; SELECT pg_sleep(30); COMMIT;"
+            let holder = Task { try? await offThePool { try postgres.sql(hold) } }
+            let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"
+            try await postgres.waitUntil("the other transaction to hold the room", sleeping, answers: "1")
+            let answer = try await first.ask(#"{"type":"action","id":"again","seq":1,"action":{"type":"increment"}}"#)
+            #expect(answer["id"] == "again" && answer["type"] == "ack" && answer["duplicate"] == true, "\(answer)")
+
+            try await offThePool {
+                try postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
+            }
+            _ = await holder.value
+            #expect(try await roomState(port) == ["count": 1])
+        }
+    }
+
     /// Sends `action` with `seq` again while it is answered `unavailable` (the server probing its database), as a
     /// client with a session does; the first other answer.
     static func sendUntilAvailable(_ action: String, seq: Int, by writer: Writer) async throws -> JSON {

@@ -406,8 +406,13 @@ extension ClusterSimulation {
                             room.incoming.removeAll { if case .input(_, connection) = $0 { true } else { false } }
                         }
                     } else {
-                        if let session = connections[connection].map({ clients[$0.client].session }) {
-                            room.marks.refused(request.seq, of: session, now: Double(step))
+                        if let session = connections[connection].map({ clients[$0.client].session }),
+                            room.marks.writeFailed(request.seq, of: session, now: Double(step)) == .duplicate
+                        {
+                            let ack = ServerFrame.ack(
+                                id: request.id, version: room.store.version, duplicate: true, changed: false)
+                            send(ack, to: connection)
+                            continue
                         }
                         send(.error(id: request.id, code: "unavailable"), to: connection)
                     }
