@@ -133,6 +133,14 @@ struct Outbox {
         if let index = entries.firstIndex(where: { $0.id == id }) { entries[index].mirroredAt = version }
     }
 
+    /// The request `id` was not applied on this connection: it goes out again with the next frames to send. False
+    /// when it is not in the outbox.
+    mutating func sendAgain(id: String) -> Bool {
+        guard let index = entries.firstIndex(where: { $0.id == id }) else { return false }
+        entries[index].sent = false
+        return true
+    }
+
     /// Removes and returns the request `id`.
     mutating func remove(id: String) -> Entry? {
         guard let index = entries.firstIndex(where: { $0.id == id }) else { return nil }

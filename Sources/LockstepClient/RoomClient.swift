@@ -29,7 +29,9 @@ import Synchronization
 /// through an outbox and is applied exactly once: the client names a session (`session=`) and numbers each request (`seq`); while disconnected,
 /// requests wait in the outbox (at most `outboxLimit`); on reconnection the server says which it already applied
 /// (the session's mark), those are answered and the rest are sent again, in order. A request returns once the
-/// server acknowledged it.
+/// server acknowledged it. One answered `unavailable` (the server could not store it) waits in the outbox too and
+/// goes out again, with its `seq`, after the reconnection policy's delay: sent as a new request it could be applied
+/// twice, since an earlier connection may have delivered it to another server that did store it.
 ///
 /// With a ``KeepDirectory`` (`keep:`) the session, the outbox and the last confirmed state outlive the process: a
 /// client started again with the same directory shows its kept state at once (``connect()`` returns before any
@@ -94,6 +96,9 @@ public actor RoomClient {
     private var current = 0
     private var url: RoomURL { urls[current] }
     private let policy: ReconnectPolicy
+    /// Requests answered `unavailable` in a row, for the delay before they go out again, and the wait for it.
+    private var refusals = 0
+    private var resendTask: Task<Void, Never>?
     private let order: VersionOrder
     private let transport: WebSocketClient
     private let ownsTransport: Bool
@@ -301,6 +306,7 @@ public actor RoomClient {
         isClosed = true
         saveTask?.cancel()
         presenceTimer?.cancel()
+        resendTask?.cancel()
         socket?.close()
         runTask?.cancel()
         await runTask?.value
@@ -485,6 +491,23 @@ public actor RoomClient {
         saveKept(refreshingState: false)
         flushOutbox()
         emit(.outbox)
+    }
+
+    /// Sends the requests answered `unavailable` again after the reconnection policy's delay, longer for each
+    /// refusal in a row.
+    private func resendLater() {
+        refusals += 1
+        guard resendTask == nil else { return }
+        let delay = policy.delay(afterFailures: refusals)
+        resendTask = Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            await self?.resendRefused()
+        }
+    }
+
+    private func resendRefused() {
+        resendTask = nil
+        flushOutbox()
     }
 
     /// Sends what the outbox has not sent on this connection, in order; nothing while not in sync. The `seq` numbers
@@ -694,6 +717,7 @@ public actor RoomClient {
             emit(.patch(ops: ops, cause: cause, changedPaths: Self.changedPaths(ops)))
         case .ack(let id, let version):
             guard let id else { break }
+            refusals = 0
             if let entry = outbox.remove(id: id) {
                 entry.waiter?.resume(returning: .success(.applied(version: version)))
                 scheduleSave()
@@ -702,6 +726,11 @@ public actor RoomClient {
         case .error(let id, let code, let message):
             if let id, let waiter = pending.removeValue(forKey: id) {
                 waiter.resume(returning: .failure(.server(code: code, message: message)))
+            } else if let id, code == "unavailable", outbox.sendAgain(id: id) {
+                // Not stored this time, though an earlier connection's copy may have been: it goes out again with
+                // its `seq`, which the server recognises if so.
+                emit(.serverError(code: code, message: message))
+                resendLater()
             } else if let id, let entry = outbox.remove(id: id) {
                 // Refused, so not applied: it leaves the outbox (and the prediction) and its send throws.
                 scheduleSave()

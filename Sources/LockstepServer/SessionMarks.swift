@@ -150,11 +150,14 @@ struct SessionMarks {
         marks[mark.session] = adopted
     }
 
-    /// Takes `session`'s mark back to what the log has: the requests it covered beyond that were taken back.
+    /// Takes `session`'s mark back to what the log has: the requests it covered beyond that were taken back, and the
+    /// refusals they made holes of are refusals again (forgotten, a later request stored would cover them).
     mutating func rollBack(_ session: String) {
-        guard let mark = marks[session] else { return }
-        marks[session]?.seq = mark.stored
-        marks[session]?.holes = mark.storedHoles
+        guard var mark = marks[session] else { return }
+        mark.refused = Array(Set(mark.refused + mark.holes.filter { $0 > mark.stored })).sorted()
+        mark.seq = mark.stored
+        mark.holes = mark.storedHoles
+        marks[session] = mark
     }
 
     /// Forgets every session idle for `idleSeconds` or longer.

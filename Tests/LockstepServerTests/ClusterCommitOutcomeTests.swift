@@ -1,4 +1,5 @@
 import LockstepApps
+import LockstepClient
 import LockstepCore
 import LockstepJSON
 import LockstepServer
@@ -133,6 +134,30 @@ import Testing
             }
             _ = await holder.value
             #expect(try await roomState(port) == ["count": 1])
+        }
+    }
+
+    /// The Swift client sends a request answered `unavailable` again itself, with its `seq`, until it is stored: as
+    /// a new request it could be applied twice, when an earlier connection's copy reached a server that stored it.
+    @Test func theSwiftClientSendsARequestAnsweredUnavailableAgainItself() async throws {
+        try await withCluster(nodes: 1) { postgres, servers in
+            let client = try RoomClient(
+                url: "ws://127.0.0.1:\(servers[0].port)/rooms/test", session: "s1",
+                reconnect: ReconnectPolicy(initialDelay: .milliseconds(100), maxDelay: .milliseconds(500)),
+                transport: sharedTransport)
+            try await client.connect()
+            // The trap counts its refusals in a sequence, which its failed transactions do not take back.
+            let trap = Self.trap("PERFORM nextval('refusals'); RAISE EXCEPTION 'trapped';", deferred: false)
+            try await offThePool { try postgres.sql("CREATE SEQUENCE refusals; " + trap) }
+            let send = Task { try await client.send(action: ["type": "add", "amount": 777]) }
+            try await postgres.waitUntil("a refusal", "SELECT is_called FROM refusals", answers: "t")
+            #expect(await client.pendingCount == 1, "the refused request waits in the outbox")
+            try await offThePool { try postgres.sql("DROP TRIGGER trap ON changes") }
+            let version = try await send.value
+            #expect(try await roomState(servers[0].port) == ["count": 777])
+            #expect(await client.version == version)
+            #expect(await client.pendingCount == 0)
+            await client.close()
         }
     }
 

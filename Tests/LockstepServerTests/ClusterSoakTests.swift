@@ -313,28 +313,22 @@ final class SoakSDKWriter: Sendable {
     var acked: [String] { acknowledged.withLock { $0.keys } }
     var highestAck: Int { acknowledged.withLock { $0.highest } }
 
-    /// Sends key after key, each once its previous one is acknowledged, until `stop`; a request the server could not
-    /// commit (`unavailable`: nothing applied) is sent again.
+    /// Sends key after key, each once its previous one is acknowledged, until `stop`. The client itself sends a
+    /// request the server could not commit (`unavailable`) again, with its `seq`: every other outcome is a problem.
     func write(until stop: Flag) async {
         var n = 0
         while !stop.isSet {
             n += 1
             let key = "\(name)-\(n)"
-            while true {
-                do {
-                    let version = try await client.send(action: ClusterSoakTests.action(key, n))
-                    acknowledged.withLock {
-                        $0.keys.append(key)
-                        $0.highest = max($0.highest, version)
-                    }
-                    break
-                } catch RoomClientError.server(code: "unavailable", message: _) {
-                    // A pause before the refused request is sent again.
-                    try? await Task.sleep(for: .milliseconds(100))
-                } catch {
-                    ledger.problem("\(name): \(key) failed: \(error)")
-                    return
+            do {
+                let version = try await client.send(action: ClusterSoakTests.action(key, n))
+                acknowledged.withLock {
+                    $0.keys.append(key)
+                    $0.highest = max($0.highest, version)
                 }
+            } catch {
+                ledger.problem("\(name): \(key) failed: \(error)")
+                return
             }
         }
     }

@@ -19,6 +19,23 @@ import Testing
         }
     }
 
+    /// A refusal a later request made a hole of, in a write that was then taken back, stays a refusal: the next
+    /// request stored leaves the hole, so a client resuming sends the refused request again.
+    @Test func aRefusalOutlivesALaterRequestTakenBack() {
+        var marks = Self.stored()
+        #expect(marks.writeFailed(4, of: "s", now: 1) == .refused)
+        marks.advance("s", to: 5, now: 2, idleSeconds: 60, limit: 10)
+        // The write of 5 failed: taken back, and 5 answered `unavailable` as well.
+        marks.rollBack("s")
+        #expect(marks.writeFailed(5, of: "s", now: 2) == .refused)
+        #expect(!marks.covers(5, of: "s") && !marks.covers(4, of: "s"))
+        marks.advance("s", to: 6, now: 3, idleSeconds: 60, limit: 10)
+        #expect(marks.covers(6, of: "s") && !marks.covers(4, of: "s") && !marks.covers(5, of: "s"))
+        #expect(marks.holesToStore(for: "s") == [4, 5], "the holes go into the log with the mark")
+        marks.stored(StoredMark(room: "r", session: "s", seq: 6, time: 3, holes: [4, 5]))
+        #expect(marks.storedSeq(for: "s") == 3, "a resuming client sends 4 again")
+    }
+
     @Test func aRequestNeverAppliedIsRefusedAndAHoleOnceALaterOneIsApplied() {
         var marks = Self.stored()
         #expect(marks.writeFailed(4, of: "s", now: 1) == .refused)

@@ -94,6 +94,8 @@ export class Room {
     this.status = "connecting";
     this.seq = 0;
     this.outbox = [];
+    /** Requests answered `unavailable` in a row: each goes out again after a longer wait. */
+    this.refusals = 0;
     this.listeners = new Set();
     this.closed = false;
     this.attempt = 0;
@@ -372,6 +374,7 @@ export class Room {
         this.notify(message);
         break;
       case "ack":
+        this.refusals = 0;
         this.settle(message.id, (entry) => entry.resolve(message.version));
         break;
       case "scheduled":
@@ -380,6 +383,11 @@ export class Room {
       case "error":
         if (message.id === undefined) {
           this.notify(message);
+        } else if (message.code === "unavailable" && this.outbox.some((entry) => entry.message.id === message.id)) {
+          // Not stored this time, though an earlier connection's copy may have been: it goes out again with its
+          // `seq`, which the server recognises if so (sent as a new request it could be applied twice).
+          this.notify(message);
+          this.sendAgainLater(message.id);
         } else {
           this.settle(message.id, (entry) => entry.reject(new LockstepError(message.code, message.message)));
         }
@@ -420,6 +428,17 @@ export class Room {
     this.version = -1;
     this.epoch = null;
     this.socket.close(1000);
+  }
+
+  /** Sends the request `id` again on this connection after a wait (the next connection sends it anyway). */
+  sendAgainLater(id) {
+    this.refusals += 1;
+    const delay = Math.min(this.maxReconnectDelay, this.reconnectDelay * 2 ** (this.refusals - 1));
+    const socket = this.socket;
+    setTimeout(() => {
+      const entry = this.outbox.find((waiting) => waiting.message.id === id);
+      if (entry && this.socket === socket && this.status === "open") socket.send(JSON.stringify(entry.message));
+    }, delay);
   }
 
   settle(id, settle) {

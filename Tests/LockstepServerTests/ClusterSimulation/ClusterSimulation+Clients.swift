@@ -33,6 +33,15 @@ extension ClusterSimulation {
         client.lost()
     }
 
+    /// Sends again, with their `seq`, the requests answered `unavailable` on this connection.
+    func resendRefused(_ client: SimulatedClient) {
+        for request in client.unacked where client.refused.contains(request.id) {
+            note("client \(client.index) sends \(request.id) again")
+            sendFrame(.request(request), from: client)
+        }
+        client.refused = []
+    }
+
     /// A new request: an action of the app, or an undo or redo, global or mine.
     func act(_ client: SimulatedClient) {
         let seq = client.nextSeq
@@ -169,8 +178,13 @@ extension ClusterSimulation {
             if let stored = log.rooms[name]!.versionOf[requestID], log.rooms[name]!.senderOf[requestID] == "c\(id)" {
                 violate("\(requestID) was answered \(code), and the log has it at version \(stored)")
             }
-            // Not applied: the client drops it, as `RoomClient` does (its sender may send it again, as a new request).
-            client.unacked.removeAll { $0.id == requestID }
+            // Not applied this time: as `RoomClient` does, the client sends it again with its `seq` (a copy an earlier
+            // connection sent may have been applied elsewhere, and the mark then says so); any other refusal ends it.
+            if code == "unavailable" {
+                client.refused.append(requestID)
+            } else {
+                client.unacked.removeAll { $0.id == requestID }
+            }
         case .readReply(let readID, let version):
             let after = client.outstanding.first(where: { $0.id == readID })?.after ?? 0
             answered(client, readID)
@@ -196,9 +210,10 @@ extension ClusterSimulation {
 
     /// Joined: the requests the session's stored mark covers were applied; the others are sent again, in order.
     private func joined(_ client: SimulatedClient, seq: Int) {
-        // Below what was acknowledged only to stay below a hole: a seq answered `unavailable` before one applied.
-        let lowestHole = log.rooms[client.room]!.holes[client.session]?.min()
-        if seq < client.ackedSeq, lowestHole.map({ seq != $0 - 1 }) ?? true {
+        // Below what was acknowledged only to stay below a hole: a seq answered `unavailable` before one applied (a
+        // hole the log had when the server read the mark, maybe filled since).
+        let holes = log.rooms[client.room]!.everHoles[client.session] ?? []
+        if seq < client.ackedSeq, !holes.contains(seq + 1) {
             violate("client \(client.index) joined with seq \(seq), behind its acknowledged seq \(client.ackedSeq)")
         }
         client.joined = true
@@ -218,5 +233,7 @@ extension SimulatedClient {
         connection = nil
         joined = false
         outstanding = []
+        // The next connection sends every unacked request again.
+        refused = []
     }
 }

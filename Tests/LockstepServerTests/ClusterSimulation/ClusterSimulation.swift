@@ -144,6 +144,8 @@ final class ClusterSimulation {
                 perform(task)
             } else if let client = clients.first(where: { $0.connection == nil }) {
                 connect(client)
+            } else if let client = clients.first(where: { $0.joined && !$0.refused.isEmpty }) {
+                resendRefused(client)
             } else if !renewed {
                 renewed = true
                 for server in servers { renew(server) }
@@ -167,8 +169,9 @@ final class ClusterSimulation {
     private func spontaneous() {
         switch below(100) {
         case 0..<36:
+            // A client with requests answered `unavailable` sends those again before anything new.
             let client = clients[below(clients.count)]
-            if client.joined { act(client) }
+            if client.joined { client.refused.isEmpty ? act(client) : resendRefused(client) }
         case 36..<40:
             if let server = servers.filter(\.alive).randomElement(using: &random) { fireDue(on: server) }
         case 40..<46:

@@ -25,6 +25,8 @@ final class SimulatedClient {
     /// How many presence states it set; the last is its state.
     var presenceStates = 0
     var unacked: [SimulatedRequest] = []
+    /// Requests answered `unavailable` on this connection: still unacked, they go out again with their `seq`.
+    var refused: [String] = []
     var connection: Int?
     var joined = false
     var mirror: Mirror?

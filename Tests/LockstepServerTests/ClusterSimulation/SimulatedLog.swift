@@ -23,8 +23,10 @@ struct SimulatedLog {
     struct Room {
         var rows: [StoredChange] = []
         var marks: [String: Int] = [:]
-        /// Each session's holes (`StoredMark.holes`), as its last stored mark left them.
+        /// Each session's holes (`StoredMark.holes`), as its last stored mark left them, and every hole it ever had
+        /// (a mark read before a hole was filled is still below it when its answer arrives).
         var holes: [String: [Int]] = [:]
+        var everHoles: [String: Set<Int>] = [:]
         /// The transaction holding the room's row lock.
         var lockedBy: Int?
         /// The state at each version, from 0, as the patches make it.
@@ -114,7 +116,10 @@ struct SimulatedLog {
         }
         for mark in marks {
             room.marks[mark.session] = max(room.marks[mark.session] ?? 0, mark.seq)
-            if let holes = mark.holes { room.holes[mark.session] = holes }
+            if let holes = mark.holes {
+                room.holes[mark.session] = holes
+                room.everHoles[mark.session, default: []].formUnion(holes)
+            }
         }
         room.committedRequests.formUnion(requests)
         problems += Self.store(timerOps, cancels: cancels, in: &room)
