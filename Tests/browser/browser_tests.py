@@ -5,8 +5,8 @@ A test page on its own origin imports /lockstep.js from the server (CORS), runs 
 converges with two Swift clients (lockstep-client) under random actions, survives a server restart by resuming, moves
 to its next address at once when its server drains (close 1001), and two page clients undo their own changes. A page
 that keeps its room in localStorage sends actions while the server is down, is reloaded, and each is applied once
-when the server comes back. The
-inspector names who made each change and when, from the causes.
+when the server comes back. Over PostgreSQL, a request whose write the database refuses is sent again, not rejected.
+The inspector names who made each change and when, from the causes.
 The inspector shows a room, follows changes made with websocat, and its undo, revert and time slider act on the room.
 With private parts, each token's inspector shows the room as that token may see it; a client of a path follows part
 of a room. The inspector shows each peer's presence state and the room's pending timers, counting down, and cancels
@@ -15,11 +15,13 @@ Run from the project root after `swift build`; prints one line per check and "N 
 LOCKSTEP_SCREENSHOTS=DIR it saves the inspector's screenshots there (`make screenshots`: docs/images).
 """
 
+import glob
 import http.server
 import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -67,8 +69,8 @@ class Server:
 
     def __init__(self, port, data, app="counter", arguments=()):
         self.arguments = [
-            f"{BUILD}/lockstep", "serve", "--port", str(port), "--data", data, "--app", app, "--rate-limit", "0",
-            *arguments,
+            f"{BUILD}/lockstep", "serve", "--port", str(port), *(["--data", data] if data else []), "--app", app,
+            "--rate-limit", "0", *arguments,
         ]
         self.port = port
         self.start()
@@ -86,6 +88,37 @@ class Server:
     def room(self, name):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/rooms/{name}", timeout=10) as response:
             return json.load(response)
+
+
+class Postgres:
+    """A throwaway PostgreSQL: a temporary directory, a free loopback port, run as the `postgres` user."""
+
+    def __init__(self):
+        self.bin = os.path.dirname(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))[-1])
+        self.directory = tempfile.mkdtemp(prefix="lockstep-browser-pg-")
+        if os.getuid() == 0:
+            shutil.chown(self.directory, "postgres")
+        self.port = free_port()
+        data = f"{self.directory}/data"
+        self.run(f"{self.bin}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self.run(f"{self.bin}/pg_ctl", "-D", data, "-l", f"{self.directory}/log", "-w", "-o", options, "start")
+        self.sql("CREATE DATABASE lockstep", database="postgres")
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/lockstep"
+
+    def run(self, *command, check=True):
+        prefix = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        subprocess.run([*prefix, *command], check=check, capture_output=True)
+
+    def sql(self, statements, database="lockstep"):
+        return subprocess.run(
+            [f"{self.bin}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database, "-XAtq",
+             "-v", "ON_ERROR_STOP=1", "-c", statements],
+            check=True, capture_output=True, text=True).stdout.strip()
+
+    def stop(self):
+        self.run(f"{self.bin}/pg_ctl", "-D", f"{self.directory}/data", "-m", "immediate", "-w", "stop", check=False)
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def serve_page(directory):
@@ -386,6 +419,60 @@ class Watcher:
         while (message := self.next())["type"] != "patch":
             pass
         return message
+
+
+def unavailable_sent_again(driver, page_origin):
+    """A request answered `unavailable` (PostgreSQL refuses its write) is not rejected: the page's client sends it
+    again with its `seq` until it is stored, once. As a new request it could be applied twice."""
+    postgres = Postgres()
+    server = None
+    try:
+        server = Server(free_port(), None, arguments=["--postgres", postgres.url, "--allowed-origin", page_origin])
+        postgres.sql("""
+            CREATE SEQUENCE refusals;
+            CREATE FUNCTION trap() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF convert_from(NEW.message, 'UTF8') LIKE '%"amount":777%' THEN
+                    PERFORM nextval('refusals'); RAISE EXCEPTION 'trapped';
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER trap AFTER INSERT ON changes FOR EACH ROW EXECUTE FUNCTION trap();""")
+        run_page(driver, """
+            const [url] = args;
+            const lockstep = await import(url.replace(/^ws/, "http").replace(/\/rooms\/.*$/, "/lockstep.js"));
+            const room = await lockstep.connectRoom(url, {reconnectDelay: 100, maxReconnectDelay: 500});
+            window.refused = {room, errors: 0};
+            room.subscribe((_, message) => {
+                if (message && message.type === "error" && message.code === "unavailable") window.refused.errors += 1;
+            });
+            window.refused.send = room.send({type: "add", amount: 777});
+        """, f"ws://127.0.0.1:{server.port}/rooms/refused")
+        check("the database refuses the write",
+              wait_until(lambda: postgres.sql("SELECT is_called FROM refusals") == "t", 30))
+        waiting = run_page(driver, """
+            for (let tries = 0; window.refused.errors === 0 && tries < 300; tries++) {
+                await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            return {errors: window.refused.errors, pending: window.refused.room.pendingCount};
+        """)
+        check("the page hears `unavailable` and keeps the request", waiting["errors"] >= 1 and waiting["pending"] == 1,
+              waiting)
+        postgres.sql("DROP TRIGGER trap ON changes")
+        done = run_page(driver, """
+            const version = await window.refused.send;
+            const result = {version, state: window.refused.room.state, pending: window.refused.room.pendingCount};
+            window.refused.room.close();
+            return result;
+        """)
+        stored = server.room("refused")
+        check("once the database stores it, the send resolves and the room has the action once",
+              done["state"] == {"count": 777} and done["pending"] == 0 and stored["state"] == {"count": 777}
+              and stored["version"] == done["version"], {"page": done, "server": stored})
+    finally:
+        if server:
+            server.stop()
+        postgres.stop()
 
 
 def kept_room(driver, page_directory, page_origin):
@@ -705,6 +792,7 @@ document.title = "ready";
         undo_mine(driver, server)
         presence_state(driver, server)
         timers(driver, server)
+        unavailable_sent_again(driver, page_origin)
         kept_room(driver, page_directory, page_origin)
         inspector(driver, todos)
         inspector_presence_and_timers(driver, server)
