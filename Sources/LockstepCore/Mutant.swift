@@ -36,6 +36,9 @@ public enum Mutant: String, CaseIterable, Sendable {
     case firedTimerRowRemovedSeparately
     /// `SessionMarks.refused`: a request answered `unavailable` is not remembered, so a later one applied covers it.
     case unavailableNotAHole
+    /// `SessionMarks.rollBack`: refusals that the requests taken back had made holes of are forgotten, so a later
+    /// request stored covers them and a client that sends one again is told it was applied.
+    case rollBackForgetsRefusals
     /// In the simulation's model of `SharedLogPipeline.answerFailed` (not in the server): the requests a connection
     /// sent after one whose commit went unanswered are applied, so its session's mark passes one that may be lost.
     case queuedAfterUncertainApplied

@@ -154,7 +154,12 @@ struct SessionMarks {
     /// refusals they made holes of are refusals again (forgotten, a later request stored would cover them).
     mutating func rollBack(_ session: String) {
         guard var mark = marks[session] else { return }
-        mark.refused = Array(Set(mark.refused + mark.holes.filter { $0 > mark.stored })).sorted()
+        #if LOCKSTEP_MUTANTS
+        let keepsRefusals = !Mutant.isActive(.rollBackForgetsRefusals)
+        #else
+        let keepsRefusals = true
+        #endif
+        if keepsRefusals { mark.refused = Array(Set(mark.refused + mark.holes.filter { $0 > mark.stored })).sorted() }
         mark.seq = mark.stored
         mark.holes = mark.storedHoles
         marks[session] = mark
