@@ -428,6 +428,9 @@ def unavailable_sent_again(driver, page_origin):
     server = None
     try:
         server = Server(free_port(), None, arguments=["--postgres", postgres.url, "--allowed-origin", page_origin])
+        # Back on the test page's origin, the one the server allows (an earlier test opened an inspector).
+        driver.get(f"{page_origin}/index.html")
+        wait_until(lambda: driver.title == "ready", 20)
         postgres.sql("""
             CREATE SEQUENCE refusals;
             CREATE FUNCTION trap() RETURNS trigger LANGUAGE plpgsql AS $$
