@@ -142,7 +142,10 @@ export class Room<State = JSONValue> {
 
   /** Calls `listener` after every change of state, presence or status; returns a function that unsubscribes. */
   subscribe(listener: (room: Room<State>, message: ServerMessage) => void): () => void;
-  /** Resolves with the version that includes the action once the server acknowledged it. */
+  /**
+   * Resolves with the version that includes the action once the server acknowledged it. One answered `unavailable`
+   * is sent again with its `seq` (listeners see the error), not rejected.
+   */
   send(action: JSONValue): Promise<number>;
   /** The room's latest change, or with `{mine: true}` this client's own latest change still in effect. */
   undo(options?: { mine?: boolean }): Promise<number>;

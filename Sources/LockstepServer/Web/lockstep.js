@@ -129,7 +129,10 @@ export class Room {
     return () => this.listeners.delete(listener);
   }
 
-  /** Sends an action; resolves with the version that includes it once the server has acknowledged it. */
+  /**
+   * Sends an action; resolves with the version that includes it once the server has acknowledged it. Answered
+   * `unavailable`, it goes out again with its `seq` (see `sendAgainLater`) instead of rejecting.
+   */
   send(action) {
     return this.request({ type: "action", action });
   }
