@@ -210,8 +210,7 @@ extension PostgresRoomStorage {
 
     /// Announces `event` to the other servers when the transaction open on `connection` commits.
     func notify(_ event: StorageEvent, _ connection: PostgresConnection) async throws {
-        try await connection.query(
-            "SELECT pg_notify(\(Self.channel), \(Notice(event, node: node).payload))",
+        try await connection.query("SELECT pg_notify(\(Self.channel), \(Notice(event, node: node).payload))",
             logger: logger)
     }
 }

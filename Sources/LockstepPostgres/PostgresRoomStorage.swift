@@ -122,9 +122,7 @@ public final class PostgresRoomStorage: SharedRoomStorage {
     public func events() -> AsyncStream<StorageEvent> { stream }
 
     func cancelTasks() {
-        for task in tasks.withLock({ tasks in
-            defer { tasks = [] }; return tasks
-        }) { task.cancel() }
+        for task in tasks.withLock({ tasks in defer { tasks = [] }; return tasks }) { task.cancel() }
     }
 
     /// Runs `operation`, failing with `StorageError.unavailable` after ``Configuration/operationTimeout``
