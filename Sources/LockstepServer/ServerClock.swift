@@ -7,6 +7,7 @@ import FoundationEssentials
 /// sleeping. Session marks and tokens keep wall-clock time, since it must mean the same after a restart.
 public struct ServerClock: Sendable {
     private let elapsed: @Sendable () -> Duration
+    /// Waits until the clock has run the given time since `start`.
     private let sleeper: @Sendable (Duration) async throws -> Void
     private let wall: @Sendable () -> Int
 
@@ -16,7 +17,7 @@ public struct ServerClock: Sendable {
         let start = clock.now
         let elapsed: @Sendable () -> Duration = { start.duration(to: clock.now) }
         self.elapsed = elapsed
-        sleeper = { try await clock.sleep(for: $0) }
+        sleeper = { try await clock.sleep(until: start.advanced(by: $0), tolerance: nil) }
         if let epochMilliseconds {
             wall = { epochMilliseconds + Int(elapsed() / .milliseconds(1)) }
         } else {
@@ -35,6 +36,15 @@ public struct ServerClock: Sendable {
 
     /// Waits `duration`; throws when the waiting task is cancelled.
     func sleep(for duration: Duration) async throws {
-        try await sleeper(duration)
+        try await sleeper(now + duration)
+    }
+
+    /// Waits until the clock has run `deadline` (a time as ``now`` tells it); returns at once when it has.
+    ///
+    /// A deadline taken when something is decided stays right however late the waiting task starts: a test that
+    /// advances the clock in between does not leave it waiting for a time that will never come.
+    func sleep(until deadline: Duration) async throws {
+        guard deadline > now else { return }
+        try await sleeper(deadline)
     }
 }

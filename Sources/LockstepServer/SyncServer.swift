@@ -296,8 +296,9 @@ public actor SyncServer {
     private func slowDown(_ session: Session, for pause: Duration) {
         session.connection.pauseReceiving()
         metrics.throttled.increment()
+        let until = clock.now + pause
         Task {
-            try? await clock.sleep(for: pause)
+            try? await clock.sleep(until: until)
             self.resumeReading(session)
         }
     }

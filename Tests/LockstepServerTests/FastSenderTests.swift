@@ -39,8 +39,12 @@ import LockstepTestSupport
         }
     }
 
-    /// The budget refills as the server's clock runs: with `--rate-limit 2`, two actions go through, then one
-    /// second on a test clock (which stands still otherwise) brings back two more, and no others.
+    /// The budget refills as the server's clock runs: with `--rate-limit 2`, two actions go through, then each half
+    /// second on a test clock (which stands still otherwise) brings back one more, and no others.
+    ///
+    /// Each step waits until the throttled sender's pause sleeps on the clock, so that the step wakes it: the server
+    /// reads on a thread of its own, and a step taken while it was still reading would not be the one its pause
+    /// waits for.
     @Test func theBudgetRefillsOnTheServersClock() async throws {
         let clock = TestClock()
         try await withServer(clock: ServerClock(clock), configure: { $0.rateLimit = 2 }) { server in
@@ -49,8 +53,12 @@ import LockstepTestSupport
             for index in 1...6 { sender.send(.action(id: "a\(index)", action: ["type": "increment"])) }
             try await follower.catchUp(to: 2)
 
-            await clock.advance(by: .seconds(1))
-            try await follower.catchUp(to: 4)
+            for version in 3...4 {
+                try await waitForATimer(on: clock)
+                await clock.advance(by: .milliseconds(500))
+                try await follower.catchUp(to: version)
+            }
+            try await waitForATimer(on: clock)
             let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
             #expect(room["version"] == 4, "a test clock that stands still refills nothing")
         }
