@@ -12,17 +12,17 @@ import Darwin
 import SwiftOverlayShims
 #endif
 
-/// One writer of `lockstep load --scenario http`: a keep-alive HTTP/1.1 connection and a thread of its own, posting
-/// one action at a time to `POST /rooms/ROOM` (closed loop: send, wait for the answer, send again) while the run
-/// lasts.
+/// One writer of `lockstep load --scenario http`: a keep-alive HTTP/1.1 connection posting one action at a time to
+/// `POST /rooms/ROOM` (closed loop: send, wait for the answer, send again) while the run lasts.
 ///
 /// Each request's id is `w<writer>-<sequence>-<sent nanos>`, as a WebSocket writer's, so the readers time the patch
-/// it causes from the moment it was sent; the writer times each answer itself. A blocking socket on its own thread
-/// keeps the WebSocket shards' loops free. Every request sent ends as an ack (`200` with its version) or an error
-/// (another status, no answer within the timeout, or a closed connection, after which it connects again once).
-// @unchecked Sendable: the `var`s belong to the writer's thread from `start(at:)` until it signals `finished`; the
-// main thread touches them only before (`connectBeforeTiming`) and after (`waitUntilFinished`). Live counts are
-// atomics.
+/// it causes from the moment it was sent; the writer times each answer itself. Every writer's non-blocking socket is
+/// served by one thread (``LoadHTTPLoop``), as the WebSocket clients share their shard's loop: a thread per writer,
+/// blocked in `recv`, would make each answer wake a thread of its own, which on loopback the kernel charges to the
+/// server that sends it. Every request sent ends as an ack (`200` with its version) or an error (another status, no
+/// answer within the timeout, or a closed connection, after which it connects again once).
+// @unchecked Sendable: the `var`s belong to the loop's thread from `LoadHTTPLoop.start(at:)` until it signals that it
+// finished; the main thread touches them only before (`connectBeforeTiming`) and after. Live counts are atomics.
 final class LoadHTTPWriter: @unchecked Sendable {
     /// The writer's number, in its actions' ids.
     let index: Int
@@ -38,18 +38,22 @@ final class LoadHTTPWriter: @unchecked Sendable {
     let sent = Atomic<Int>(0)
     let acked = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
-    private let running = Atomic<Bool>(true)
-    private let finished = DispatchSemaphore(value: 0)
 
-    // The writer thread's state.
-    private var connection: Int32 = -1
+    // The loop thread's state.
+    private(set) var connection: Int32 = -1
     /// Bytes received and not yet consumed.
     private var received: [UInt8] = []
     private var chunk = [UInt8](repeating: 0, count: 16_384)
     /// The request being sent, rebuilt in place for each one: the writer, on the server's cores, is not to be the
     /// slower side of the comparison.
     private var request: [UInt8] = []
+    /// How much of `request` the socket has taken.
+    private var written = 0
     private var sequence = 0
+    /// When the request in flight was sent, if one is.
+    private var sentNanos: UInt64?
+    /// Set once connecting again failed: the writer sends nothing more.
+    private(set) var gaveUp = false
     /// Sent to answered, in microseconds, every request.
     private(set) var latencies = Histogram<UInt64>(
         lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
@@ -60,7 +64,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
 
     /// A writer posting `actionJSON` (its `$ID` replaced by each request's id, its `$PATH` by `/n`) to `target`,
     /// with `authorization` as its `Authorization` header, from `sourceAddress` (an IPv4 address) if given; each
-    /// connect, send and answer may take up to `timeout`.
+    /// connect and answer may take up to `timeout`.
     init(
         index: Int, target: LoadHTTPTarget, actionJSON: String, authorization: String?, sourceAddress: String?,
         timeout: Duration
@@ -80,44 +84,29 @@ final class LoadHTTPWriter: @unchecked Sendable {
         if connection >= 0 { close(connection) }
     }
 
-    /// Opens the connection before timing starts. Main thread, before `start(at:)`.
+    /// Opens the connection before timing starts. Main thread, before the loop starts.
     func connectBeforeTiming() throws(LoadError) {
         if let failure = open() { throw .connect("HTTP writer \(index): \(failure)") }
     }
 
-    /// Starts the writer's thread, which sends its first request at `start` (a `LoadClock` time).
-    func start(at start: UInt64) {
-        Thread.detachNewThread { [self] in
-            LoadClock.sleep(until: start)
-            while running.load(ordering: .relaxed) {
-                if connection < 0, let failure = open() {
-                    record(error: "HTTP writer \(index): \(failure)")
-                    break
-                }
-                post()
-            }
-            closeSocket()
-            finished.signal()
+    // MARK: - Loop thread
+
+    /// Whether a request is in flight: sent, or being sent, and not yet answered.
+    var isWaiting: Bool { sentNanos != nil }
+
+    /// Whether the socket still has part of the request to take.
+    var isSending: Bool { written < request.count }
+
+    /// Sends the next request, connecting again first if the last connection ended; gives up if that fails.
+    func postNext(now: UInt64) {
+        guard !gaveUp, !isWaiting else { return }
+        if connection < 0, let failure = open() {
+            record(error: "HTTP writer \(index): \(failure)")
+            gaveUp = true
+            return
         }
-    }
-
-    /// Lets the request in flight finish and sends no more.
-    func stop() {
-        running.store(false, ordering: .relaxed)
-    }
-
-    /// Waits for the thread to end: at most the request timeout after `stop()`.
-    func waitUntilFinished() {
-        finished.wait()
-    }
-
-    // MARK: - Writer thread
-
-    /// Sends one request and reads its answer.
-    private func post() {
         sequence += 1
-        let sentNanos = LoadClock.now()
-        let id = "w\(index)-\(sequence)-\(sentNanos)"
+        let id = "w\(index)-\(sequence)-\(now)"
         let action = actionHasID ? actionJSON.replacing("$ID", with: id) : actionJSON
         let body = #"{"type":"action","id":"\#(id)","action":\#(action)}"#.utf8
         request.removeAll(keepingCapacity: true)
@@ -125,22 +114,66 @@ final class LoadHTTPWriter: @unchecked Sendable {
         request += String(body.count).utf8
         request += [13, 10, 13, 10]
         request += body
+        written = 0
+        sentNanos = now
         sent.add(1, ordering: .relaxed)
-        guard writeAll(request) else {
-            record(error: "HTTP writer \(index): sending failed: \(String(cString: strerror(errno)))")
-            closeSocket()
-            return
+        sendMore()
+    }
+
+    /// Hands the socket as much of the request as it takes.
+    func sendMore() {
+        while isSending {
+            let count = request[written...].withUnsafeBytes {
+                send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if count > 0 {
+                written += count
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                return
+            } else {
+                fail("sending failed: \(String(cString: strerror(errno)))")
+                return
+            }
         }
-        let answer: Answer
-        switch readAnswer() {
-        case .success(let value): answer = value
-        case .failure(let failure):
-            record(error: "HTTP writer \(index): \(failure.message)")
-            closeSocket()
-            return
+    }
+
+    /// Reads what the socket has, then takes every whole answer from it.
+    func receive() {
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received += chunk[0..<count]
+                if count < chunk.count { break }
+            } else if count == 0 {
+                fail("the server closed the connection before answering")
+                return
+            } else if errno == EINTR {
+                continue
+            } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                break
+            } else {
+                fail("reading the answer failed: \(String(cString: strerror(errno)))")
+                return
+            }
         }
-        let now = LoadClock.now()
-        _ = latencies.record(max(1, min((now - sentNanos) / 1000, 600_000_000)))
+        switch parseAnswer() {
+        case nil: return
+        case .failure(let failure): fail(failure.message)
+        case .success(let answer): complete(answer, at: LoadClock.now())
+        }
+    }
+
+    /// Fails the request in flight if it has waited longer than the timeout.
+    func checkTimeout(now: UInt64) {
+        guard let sentNanos, now > sentNanos, now - sentNanos > timeout.nanoseconds else { return }
+        fail("no answer within --request-timeout \(timeout.seconds) s")
+    }
+
+    private func complete(_ answer: Answer, at now: UInt64) {
+        _ = latencies.record(max(1, min((now - (sentNanos ?? now)) / 1000, 600_000_000)))
+        sentNanos = nil
         if answer.status == 200, let version = Self.version(in: received[answer.body]) {
             versions.append(version)
             lastAckNanos = now
@@ -150,6 +183,13 @@ final class LoadHTTPWriter: @unchecked Sendable {
         }
         received.removeSubrange(0..<answer.body.upperBound)
         if answer.closes { closeSocket() }
+    }
+
+    /// Ends the request in flight as an error and the connection with it; the next request connects again.
+    private func fail(_ message: String) {
+        record(error: "HTTP writer \(index): \(message)")
+        sentNanos = nil
+        closeSocket()
     }
 
     private func record(error: String) {
@@ -170,17 +210,10 @@ final class LoadHTTPWriter: @unchecked Sendable {
         var message: String
     }
 
-    /// Reads one answer with a `Content-Length` body (the server's kind) into `received`, from its start; what
-    /// follows it stays there. The head is read as bytes, without a string per line.
-    private func readAnswer() -> Result<Answer, Failure> {
-        var headEnd: Int?
-        var searched = 0
-        while headEnd == nil {
-            headEnd = Self.endOfHead(in: received, from: searched)
-            searched = max(0, received.count - 3)
-            if headEnd == nil, let failure = receiveMore() { return .failure(failure) }
-        }
-        let end = headEnd!
+    /// The first answer in `received` (a head and its `Content-Length` body), nil until all of it is there. The head
+    /// is read as bytes, without a string per line.
+    private func parseAnswer() -> Result<Answer, Failure>? {
+        guard let end = Self.endOfHead(in: received, from: 0) else { return nil }
         let head = received[..<end]
         let lines = head.split(separator: 10).map { $0.last == 13 ? $0.dropLast() : $0 }
         let statusLine = lines.first ?? []
@@ -204,9 +237,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
                 return .failure(Failure(message: "answer with Transfer-Encoding \(encoding), expected Content-Length"))
             }
         }
-        while received.count < end + length {
-            if let failure = receiveMore() { return .failure(failure) }
-        }
+        guard received.count >= end + length else { return nil }
         return .success(Answer(status: status, body: end..<(end + length), closes: closes))
     }
 
@@ -247,40 +278,12 @@ final class LoadHTTPWriter: @unchecked Sendable {
         return Int(String(decoding: digits, as: UTF8.self))
     }
 
-    /// Appends the next bytes the socket has to `received`.
-    private func receiveMore() -> Failure? {
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                received += chunk[0..<count]
-                return nil
-            }
-            if count == 0 { return Failure(message: "the server closed the connection before answering") }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK {
-                return Failure(message: "no answer within --request-timeout \(timeout.seconds) s")
-            }
-            return Failure(message: "reading the answer failed: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private func writeAll(_ bytes: [UInt8]) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes {
-                send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return false }
-            written += count
-        }
-        return true
-    }
-
-    private func closeSocket() {
+    func closeSocket() {
         if connection >= 0 { close(connection) }
         connection = -1
         received.removeAll(keepingCapacity: true)
+        request.removeAll(keepingCapacity: true)
+        written = 0
     }
 
     /// Connects to the target: returns why it could not, or nil.
@@ -299,7 +302,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
         var limit = timeval(tv_sec: seconds, tv_usec: Int(timeout.nanoseconds % 1_000_000_000 / 1000))
         var one: Int32 = 1
         let limitSize = socklen_t(MemoryLayout<timeval>.size)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, limitSize)
+        // Bounds the connect (a blocking one, before the socket becomes non-blocking for the loop).
         _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, limitSize)
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         if let sourceAddress, info.ai_family == AF_INET {
@@ -321,6 +324,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
             close(descriptor)
             return "cannot connect to \(target.hostHeader): \(reason)"
         }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         connection = descriptor
         return nil
     }

@@ -1,4 +1,4 @@
-/// `--scenario http`: the writers post over keep-alive HTTP/1.1 connections of their own, each on its own thread,
+/// `--scenario http`: the writers post over keep-alive HTTP/1.1 connections of their own, all served by one thread,
 /// while the WebSocket clients read and check every patch.
 extension LoadRun {
     /// Connects every HTTP writer before timing starts (writer i to URL i mod the URLs' count, from source address
@@ -22,9 +22,11 @@ extension LoadRun {
 
     /// Starts the writers at `start`, stops them at `end`, and waits for each one's last answer.
     func run(_ writers: [LoadHTTPWriter], start: UInt64, end: UInt64, progress: LoadProgress) {
-        for writer in writers { writer.start(at: start) }
+        guard !writers.isEmpty else { return }
+        let loop = LoadHTTPLoop(writers: writers)
+        loop.start(at: start)
         progress.wait(until: end)
-        for writer in writers { writer.stop() }
-        for writer in writers { writer.waitUntilFinished() }
+        loop.stop()
+        loop.waitUntilFinished()
     }
 }
