@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Histogram
 import Synchronization
@@ -213,7 +212,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
     /// The first answer in `received` (a head and its `Content-Length` body), nil until all of it is there. The head
     /// is read as bytes, without a string per line.
     private func parseAnswer() -> Result<Answer, Failure>? {
-        guard let end = Self.endOfHead(in: received, from: 0) else { return nil }
+        guard let end = Self.endOfHead(in: received) else { return nil }
         let head = received[..<end]
         let lines = head.split(separator: 10).map { $0.last == 13 ? $0.dropLast() : $0 }
         let statusLine = lines.first ?? []
@@ -260,10 +259,10 @@ final class LoadHTTPWriter: @unchecked Sendable {
         return digits.reduce(0) { $0 * 10 + Int($1 - 48) }
     }
 
-    /// The index just past the blank line that ends a head, if `bytes` holds one; the search starts at `start`.
-    private static func endOfHead(in bytes: [UInt8], from start: Int) -> Int? {
+    /// The index just past the blank line that ends a head, if `bytes` holds one.
+    private static func endOfHead(in bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in max(3, start + 3)..<bytes.count
+        for index in 3..<bytes.count
         where bytes[index] == 10 && bytes[index - 1] == 13 && bytes[index - 2] == 10 && bytes[index - 3] == 13 {
             return index + 1
         }
