@@ -336,7 +336,7 @@ export class Room {
         this.retryTimer = setTimeout(() => this.open(), 0);
         return;
       }
-      const delay = Math.min(this.maxReconnectDelay, this.reconnectDelay * 2 ** this.attempt);
+      const delay = this.backoff(this.attempt);
       this.attempt += 1;
       this.retryTimer = setTimeout(() => this.open(), delay * (0.5 + Math.random() / 2));
     };
@@ -436,12 +436,17 @@ export class Room {
   /** Sends the request `id` again on this connection after a wait (the next connection sends it anyway). */
   sendAgainLater(id) {
     this.refusals += 1;
-    const delay = Math.min(this.maxReconnectDelay, this.reconnectDelay * 2 ** (this.refusals - 1));
+    const delay = this.backoff(this.refusals - 1);
     const socket = this.socket;
     setTimeout(() => {
       const entry = this.outbox.find((waiting) => waiting.message.id === id);
       if (entry && this.socket === socket && this.status === "open") socket.send(JSON.stringify(entry.message));
     }, delay);
+  }
+
+  /** The wait after `failures` failures in a row: `reconnectDelay`, doubled for each, at most `maxReconnectDelay`. */
+  backoff(failures) {
+    return Math.min(this.maxReconnectDelay, this.reconnectDelay * 2 ** failures);
   }
 
   settle(id, settle) {
