@@ -122,7 +122,8 @@ struct KeptRoom: Equatable {
     func serialized(stateBytes: [UInt8]) -> [UInt8] {
         let entries: [JSON] = outbox.map { request in
             [
-                "id": .string(request.id), "request": ClientRequest(message: request.message, timer: request.timer).json,
+                "id": .string(request.id),
+                "request": ClientRequest(message: request.message, timer: request.timer).json,
                 "seq": request.seq.map(JSON.int) ?? .null, "mirroredAt": request.mirroredAt.map(JSON.int) ?? .null,
             ]
         }

@@ -119,7 +119,8 @@ struct Check: AsyncParsableCommand {
             text += "; \(migrated) of those that load would be migrated from an older state version"
         }
         if unstated > 0 {
-            text += "; \(unstated) of those that load \(unstated == 1 ? "has" : "have") changes but no stored state, "
+            text += "; \(unstated) of those that load \(unstated == 1 ? "has" : "have") changes"
+                + " but no stored state, "
                 + "replayed onto this app's initial state, where a State changed without a migration does not show"
         }
         return text

@@ -42,9 +42,10 @@ struct Replay: AsyncParsableCommand {
     func run() async throws {
         let bytes: [UInt8]
         do {
-            bytes = Array(
+            let data =
                 recording == "-"
-                    ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: recording)))
+                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: recording))
+            bytes = Array(data)
         } catch {
             throw ValidationError("cannot read \(recording): \(error.localizedDescription)")
         }
@@ -129,7 +130,8 @@ struct Replay: AsyncParsableCommand {
                     reached = try await room.revert(to: target + offset)
                 }
             } catch let error as RoomClientError {
-                throw ReplayFailure(version: version, message: "the room refused the recorded \(step.cause.kind): \(error)")
+                throw ReplayFailure(
+                    version: version, message: "the room refused the recorded \(step.cause.kind): \(error)")
             }
             guard let state = await mirror.state(at: version + offset, timeout: timeout) else {
                 throw ReplayFailure(version: version, message: "the room did not reach this version within \(timeout)")

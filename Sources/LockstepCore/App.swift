@@ -37,8 +37,8 @@ public struct App: Sendable {
     /// through the reducer as that client's change, so it is logged, undoable and replayable.
     public init<R: Reducer>(
         _ name: String, summary: String, reducer: R, privateParts: PrivateParts = .none, stateVersion: Int = 1,
-        migrations: [Migration] = [], historyRole: HistoryRole = .write, joined: (@Sendable (Sender) -> R.Action?)? = nil,
-        left: (@Sendable (Sender) -> R.Action?)? = nil
+        migrations: [Migration] = [], historyRole: HistoryRole = .write,
+        joined: (@Sendable (Sender) -> R.Action?)? = nil, left: (@Sendable (Sender) -> R.Action?)? = nil
     ) {
         self.historyRole = historyRole
         self.name = name

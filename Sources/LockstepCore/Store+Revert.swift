@@ -14,7 +14,8 @@ extension Store {
         do {
             next = try target.decode(R.State.self)
         } catch {
-            throw .brokenState("the state of version \(version) does not decode: \(DecodingErrorDescription(error).text)")
+            throw .brokenState(
+                "the state of version \(version) does not decode: \(DecodingErrorDescription(error).text)")
         }
         guard next != state else { return nil }
 

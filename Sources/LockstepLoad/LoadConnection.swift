@@ -53,7 +53,8 @@ final class LoadConnection: WebSocketClientDelegate {
         }
         sequence += 1
         if shard.sendsPresence {
-            let text = #"{"type":"presence","state":{"writer":\#(writer),"x":\#(sequence % 1_000),"y":\#(sequence / 1_000)}}"#
+            let state = #"{"writer":\#(writer),"x":\#(sequence % 1_000),"y":\#(sequence / 1_000)}"#
+            let text = #"{"type":"presence","state":\#(state)}"#
             connection.send(text: Array(text.utf8))
             shard.sent.add(1, ordering: .relaxed)
             return
@@ -151,7 +152,8 @@ final class LoadConnection: WebSocketClientDelegate {
                 shard.setupAcks.add(1, ordering: .relaxed)
                 return
             }
-            shard.acked(version: found.value, by: shard.layout.target(writer: id.writer, sequence: id.sequence).audience)
+            let target = shard.layout.target(writer: id.writer, sequence: id.sequence)
+            shard.acked(version: found.value, by: target.audience)
             answered()
         case .snapshot, .resume:
             guard let found = LoadMessageScanner.version(in: bytes, from: 9) else { return }

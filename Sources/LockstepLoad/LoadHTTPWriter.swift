@@ -218,7 +218,8 @@ final class LoadHTTPWriter: @unchecked Sendable {
         let statusLine = lines.first ?? []
         let parts = statusLine.split(separator: 32, maxSplits: 2)
         guard parts.count >= 2, parts[0].starts(with: Self.httpPrefix), let status = Self.integer(parts[1]) else {
-            return .failure(Failure(message: "not an HTTP answer: \(String(decoding: statusLine.prefix(80), as: UTF8.self))"))
+            let start = String(decoding: statusLine.prefix(80), as: UTF8.self)
+            return .failure(Failure(message: "not an HTTP answer: \(start)"))
         }
         var length = 0
         var closes = parts[0].elementsEqual(Self.http10)
@@ -247,7 +248,9 @@ final class LoadHTTPWriter: @unchecked Sendable {
     private static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ name: StaticString) -> Bool {
         guard bytes.count == name.utf8CodeUnitCount else { return false }
         return name.withUTF8Buffer { name in
-            zip(bytes, name).allSatisfy { byte, wanted in (65...90).contains(byte) ? byte | 32 == wanted : byte == wanted }
+            zip(bytes, name).allSatisfy { byte, wanted in
+                (65...90).contains(byte) ? byte | 32 == wanted : byte == wanted
+            }
         }
     }
 

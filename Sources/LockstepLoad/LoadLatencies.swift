@@ -14,8 +14,8 @@ struct LoadLatencies: ~Copyable {
         for histogram in [run, interval] {
             histogram.initialize(
                 to: Histogram(
-                    lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three
-                ))
+                    lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000,
+                    numberOfSignificantValueDigits: .three))
         }
     }
 

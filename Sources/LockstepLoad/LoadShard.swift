@@ -61,8 +61,8 @@ final class LoadShard: @unchecked Sendable {
     let intervalP99 = Atomic<UInt64>(0)
 
     init(
-        actionJSON: String, burstWindow: Int, sendsPresence: Bool, trustedCertificatesFile: String?, eventLoop: EventLoopBackend,
-        collectInterval: Duration, layout: LoadLayout
+        actionJSON: String, burstWindow: Int, sendsPresence: Bool, trustedCertificatesFile: String?,
+        eventLoop: EventLoopBackend, collectInterval: Duration, layout: LoadLayout
     ) throws(LoadError) {
         do {
             client = try WebSocketClient(

@@ -53,7 +53,9 @@ struct Idempotency {
                 message: "the Idempotency-Key \(key) was used with another request; use a new key for this one")
         }
         if let version = json["version"]?.intValue { return .ack(id: id, version: version, duplicate: true) }
-        if let timer = json["timer"]?.stringValue { return .scheduled(id: id, timer: timer, due: json["due"]?.intValue) }
+        if let timer = json["timer"]?.stringValue {
+            return .scheduled(id: id, timer: timer, due: json["due"]?.intValue)
+        }
         return .error(
             id: id, code: json["code"]?.stringValue ?? "rejected", message: json["message"]?.stringValue ?? "")
     }

@@ -244,7 +244,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 requester.answer(
                     .error(
                         id: request.message.id, code: "unavailable",
-                        message: "whether the request was stored is unknown: send it again with the same Idempotency-Key"))
+                        message:
+                            "whether the request was stored is unknown: send it again with the same Idempotency-Key"))
             case .input(.request(let request, let requester, _)):
                 if let seq = request.seq, let name = requester.sessionName,
                     room.marks.writeFailed(seq, of: name.value, now: Date().timeIntervalSince1970) == .duplicate
@@ -262,7 +263,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 break
             case .input(.membership(let action, _, let kind)):
                 server.logger.warning(
-                    "an app's \(kind.rawValue) action is lost", metadata: ["room": "\(room.name)", "action": "\(action)"])
+                    "an app's \(kind.rawValue) action is lost",
+                    metadata: ["room": "\(room.name)", "action": "\(action)"])
             case .reply(let requester, let answer):
                 requester.answer(answer)
             }

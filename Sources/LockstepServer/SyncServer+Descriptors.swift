@@ -51,7 +51,8 @@ extension SyncServer {
         let now = clock.now
         if let last = descriptorWarning.at, now - last < configuration.descriptorWarningInterval { return }
         let limit = transport.descriptorLimit
-        let scope = code == ENFILE ? "the system's open file table is full (ENFILE)" : "out of file descriptors (EMFILE)"
+        let scope =
+            code == ENFILE ? "the system's open file table is full (ENFILE)" : "out of file descriptors (EMFILE)"
         logger.warning(
             """
             \(scope): refused \(descriptorWarning.refused) new connections; \(transport.connectionCount) open \

@@ -17,7 +17,8 @@ extension SyncServer {
                 to: .error(id: nil, code: code, message: message), room: name, status: status, headers: cors)
         }
         if let origin = request.header("origin"), cors.isEmpty {
-            return refuse(403, "forbidden", "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)")
+            return refuse(
+                403, "forbidden", "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)")
         }
         switch request.method {
         case "OPTIONS":
@@ -43,7 +44,8 @@ extension SyncServer {
         var grant: AccessGrant?
         if let tokens = configuration.tokens {
             do {
-                grant = try tokens.authorize(TokenAuthority.bearerToken(in: request.header("authorization")), room: name)
+                let token = TokenAuthority.bearerToken(in: request.header("authorization"))
+                grant = try tokens.authorize(token, room: name)
             } catch .otherRoom(let granted, let requested) {
                 return refuse(403, "forbidden", "the token is for room '\(granted)', not '\(requested)'")
             } catch {
@@ -54,7 +56,8 @@ extension SyncServer {
             guard let grant, grant.role >= .write else { return refuse(403, "forbidden", "this token may only read") }
         }
         if let given = request.query["session"], SessionName(given) == nil {
-            return refuse(400, "bad_message", "session must be 1 to \(SessionName.maxLength) characters of A-Z a-z 0-9 . _ -")
+            return refuse(
+                400, "bad_message", "session must be 1 to \(SessionName.maxLength) characters of A-Z a-z 0-9 . _ -")
         }
         let from = RequestSender(
             name: request.query["name"].map { String($0.prefix(64)) }, subject: grant?.subject, role: grant?.role,
@@ -62,7 +65,9 @@ extension SyncServer {
         var idempotency: Idempotency?
         if let key = request.header("idempotency-key") {
             guard let valid = Idempotency(key: key, body: request.body) else {
-                return refuse(400, "bad_message", "Idempotency-Key must be 1 to \(Idempotency.maxLength) visible ASCII characters")
+                return refuse(
+                    400, "bad_message",
+                    "Idempotency-Key must be 1 to \(Idempotency.maxLength) visible ASCII characters")
             }
             idempotency = valid
         }
@@ -125,7 +130,8 @@ extension SyncServer {
         do {
             request = try ClientRequest(json: json)
         } catch {
-            return .failure(HTTPRefusal(status: HTTPRequester.status(of: error.code), code: error.code, message: error.message))
+            return .failure(
+                HTTPRefusal(status: HTTPRequester.status(of: error.code), code: error.code, message: error.message))
         }
         switch request.message {
         case .action, .undo, .redo, .revert, .cancel:

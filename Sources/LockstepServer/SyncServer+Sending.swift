@@ -24,7 +24,8 @@ extension SyncServer {
     ) async throws(RoomRequestError) -> Int {
         switch request {
         case .action, .undo, .redo, .revert: break
-        default: throw RoomRequestError(code: "bad_message", message: "only an action, undo, redo or revert changes a room")
+        default:
+            throw RoomRequestError(code: "bad_message", message: "only an action, undo, redo or revert changes a room")
         }
         let found = try await loadedRoom(room)
         if let refusal = historyRefusal(of: request, role: sender.role) {

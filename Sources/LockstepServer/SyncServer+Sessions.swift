@@ -20,7 +20,8 @@ extension SyncServer {
         }
         guard let seq = request.seq else { return true }
         guard let name = requester.sessionName else {
-            reply(.error(id: id, code: "bad_message", message: "\"seq\" needs a session: connect with session=NAME"), to: requester)
+            let refusal = "\"seq\" needs a session: connect with session=NAME"
+            reply(.error(id: id, code: "bad_message", message: refusal), to: requester)
             return false
         }
         guard room.marks.covers(seq, of: name.value) else { return true }

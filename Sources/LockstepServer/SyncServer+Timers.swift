@@ -32,9 +32,11 @@ extension SyncServer {
         let record = TimerRecord(id: nil, action: action, sender: sender ?? Sender(client: "server"))
         let milliseconds = Int(max(.zero, delay) / .milliseconds(1))
         do {
-            _ = try schedule(record, after: milliseconds, timer: timer.flatMap { TimerRequest.isValidName($0) ? $0 : nil }, in: room)
+            let name = timer.flatMap { TimerRequest.isValidName($0) ? $0 : nil }
+            _ = try schedule(record, after: milliseconds, timer: name, in: room)
         } catch {
-            logger.warning("an effect's timer is refused", metadata: ["room": "\(room.name)", "reason": "\(error.message)"])
+            logger.warning(
+                "an effect's timer is refused", metadata: ["room": "\(room.name)", "reason": "\(error.message)"])
         }
     }
 
@@ -46,7 +48,8 @@ extension SyncServer {
         let name = name ?? "t-" + Room.makeEpoch().prefix(12)
         let key = TimerKey(room: room.name, name: name)
         guard timers.timer(key) != nil || timers.count(in: room.name) < configuration.maxTimers else {
-            throw .rejected("the room has \(configuration.maxTimers) pending timers, the most it may hold (--max-timers)")
+            throw .rejected(
+                "the room has \(configuration.maxTimers) pending timers, the most it may hold (--max-timers)")
         }
         let due = clock.epochMilliseconds + after
         timerOrder = max(timerOrder + 1, clock.epochMilliseconds * 1000)

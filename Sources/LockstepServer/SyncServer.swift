@@ -367,7 +367,9 @@ public actor SyncServer {
         case .request(let request, let requester, let older):
             guard isNew(request, from: requester) else { return }
             if let timer = request.timer { return schedule(request, timer: timer, from: requester) }
-            if case .cancel(let id, let name) = request.message { return cancelTimer(name, id: id, seq: request.seq, from: requester) }
+            if case .cancel(let id, let name) = request.message {
+                return cancelTimer(name, id: id, seq: request.seq, from: requester)
+            }
             change(request.message, seq: request.seq, from: requester, older: older)
         case .effect(let action, let sender):
             apply(action, in: room, sender: sender)

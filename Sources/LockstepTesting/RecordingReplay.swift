@@ -71,9 +71,11 @@ public struct RecordingReplay<R: Reducer> {
             initial = try recording.state.decode(R.State.self)
         } catch {
             return Difference(
-                version: recording.version, message: "the recording's first state is not a state of this reducer: \(error)")
+                version: recording.version,
+                message: "the recording's first state is not a state of this reducer: \(error)")
         }
-        var store = Store(reducer: reducer, state: initial, version: recording.version, history: History(depth: undoDepth))
+        var store = Store(
+            reducer: reducer, state: initial, version: recording.version, history: History(depth: undoDepth))
         var recorded = recording.state
         // Reverts go back to recorded states; only those some revert names are kept.
         let targets = Set(recording.steps.compactMap { $0.cause.kind == .revert ? $0.cause.to : nil })
@@ -93,7 +95,8 @@ public struct RecordingReplay<R: Reducer> {
             guard store.version == version else {
                 return Difference(
                     version: version,
-                    message: "the recording changed the state here, the reducer did not\(stateDiff(recorded, store.state))")
+                    message:
+                        "the recording changed the state here, the reducer did not\(stateDiff(recorded, store.state))")
             }
             guard let replayed = try? store.stateJSON(), replayed == recorded else {
                 return Difference(version: version, message: "the state differs\(stateDiff(recorded, store.state))")
