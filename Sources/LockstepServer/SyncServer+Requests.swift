@@ -37,8 +37,7 @@ extension SyncServer {
         guard !request.bodyIsTooLarge else {
             return refuse(413, "too_large", "the body is over the \(configuration.maxFrameBytes)-byte limit")
         }
-        let type = request.header("content-type")?.lowercased().prefix { $0 != ";" } ?? ""
-        guard type.filter({ $0 != " " }) == "application/json" else {
+        guard Self.namesJSON(contentType: request.header("content-type")) else {
             return refuse(415, "bad_message", "the body must be one request as JSON, sent as application/json")
         }
         var grant: AccessGrant?
@@ -106,6 +105,15 @@ extension SyncServer {
             }
         }
         return .deferred(promise)
+    }
+
+    /// Whether a `Content-Type` is `application/json`, in any case, with spaces and parameters aside.
+    static func namesJSON(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }.lazy.filter { $0 != UInt8(ascii: " ") }
+        return type.elementsEqual("application/json".utf8) { byte, wanted in
+            ((65...90).contains(byte) ? byte | 32 : byte) == wanted
+        }
     }
 
     /// A refusal of an HTTP request before it reaches the room: its status, code and words.

@@ -16,7 +16,7 @@ public final class HTTPRequest {
 
     init(wsi: OpaquePointer, path: String) {
         self.wsi = wsi
-        method = HeaderAccess.path(wsi).method
+        method = HeaderAccess.method(wsi)
         self.path = path
         query = HeaderAccess.query(wsi)
     }

@@ -6,17 +6,30 @@ enum HeaderAccess {
     static func token(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
         let length = Int(lws_hdr_total_length(wsi, token))
         guard length > 0 else { return nil }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        let copied = Int(lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token))
-        guard copied >= 0 else { return nil }
-        return String(decoding: buffer[..<copied].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return copied(capacity: length + 1) { lws_hdr_copy(wsi, $0, $1, token) }
     }
 
     /// Any header by case-insensitive name: a token lws knows, else a custom header.
     static func header(_ wsi: OpaquePointer, named name: String) -> String? {
-        let wanted = name.lowercased() + ":"
+        let lowercase = !name.utf8.contains { (65...90).contains($0) }
+        let wanted = (lowercase ? name : name.lowercased()) + ":"
         if let token = knownTokens[wanted] { return self.token(wsi, token) }
-        return custom(wsi, named: wanted) ?? custom(wsi, named: name + ":")
+        if let value = custom(wsi, named: wanted) { return value }
+        return lowercase ? nil : custom(wsi, named: name + ":")
+    }
+
+    /// What `copy` writes, NUL-terminated, into a buffer of `capacity` bytes, answering its length or -1: the
+    /// string is made in place, with no buffer between.
+    private static func copied(
+        capacity: Int, _ copy: (UnsafeMutablePointer<CChar>, Int32) -> Int32
+    ) -> String? {
+        var failed = false
+        let value = String(unsafeUninitializedCapacity: capacity) { bytes in
+            let count = bytes.withMemoryRebound(to: CChar.self) { Int(copy($0.baseAddress!, Int32($0.count))) }
+            failed = count < 0
+            return max(0, count)
+        }
+        return failed ? nil : value
     }
 
     /// The tokens lws parses, by lowercased name with its colon ("content-type:"): built once, since a request asks
@@ -35,14 +48,12 @@ enum HeaderAccess {
     }()
 
     private static func custom(_ wsi: OpaquePointer, named name: String) -> String? {
-        var cName = Array(name.utf8CString)
-        let nameLength = Int32(cName.count - 1)
-        let length = Int(lws_hdr_custom_length(wsi, &cName, nameLength))
-        guard length >= 0 else { return nil }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        let copied = Int(lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), &cName, nameLength))
-        guard copied >= 0 else { return nil }
-        return String(decoding: buffer[..<copied].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let nameLength = Int32(name.utf8.count)
+        return name.withCString { cName in
+            let length = Int(lws_hdr_custom_length(wsi, cName, nameLength))
+            guard length >= 0 else { return nil }
+            return copied(capacity: length + 1) { lws_hdr_custom_copy(wsi, $0, $1, cName, nameLength) }
+        }
     }
 
     /// URL arguments (lws has already URL-decoded them); the first value of a repeated name wins.
@@ -80,14 +91,21 @@ enum HeaderAccess {
 
     /// The request path without its query, for whichever method the request used.
     static func path(_ wsi: OpaquePointer) -> (method: String, path: String) {
-        let methods: [(lws_token_indexes, String)] = [
-            (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_HEAD_URI, "HEAD"),
-            (WSI_TOKEN_PUT_URI, "PUT"), (WSI_TOKEN_DELETE_URI, "DELETE"), (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
-            (WSI_TOKEN_PATCH_URI, "PATCH"),
-        ]
         for (token, method) in methods {
             if let path = self.token(wsi, token) { return (method, path) }
         }
         return ("GET", "/")
     }
+
+    /// The request's method, without copying its path.
+    static func method(_ wsi: OpaquePointer) -> String {
+        methods.first { token, _ in lws_hdr_total_length(wsi, token) > 0 }?.method ?? "GET"
+    }
+
+    /// lws holds the path in the token of the request's method.
+    private static let methods: [(token: lws_token_indexes, method: String)] = [
+        (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_HEAD_URI, "HEAD"),
+        (WSI_TOKEN_PUT_URI, "PUT"), (WSI_TOKEN_DELETE_URI, "DELETE"), (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
+        (WSI_TOKEN_PATCH_URI, "PATCH"),
+    ]
 }

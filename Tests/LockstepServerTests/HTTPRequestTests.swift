@@ -55,6 +55,8 @@ import Testing
                 (try await post(#"{"type":"revert","to":7}"#), 400, "bad_message"),
                 (try await post(String(repeating: " ", count: 2048) + Self.increment), 413, "too_large"),
                 (try await post(Self.increment, headers: ["Content-Type: text/plain"]), 415, "bad_message"),
+                (try await post(Self.increment, headers: ["Content-Type: application/jsonp"]), 415, "bad_message"),
+                (try await post(Self.increment, headers: ["Content-Type: application"]), 415, "bad_message"),
                 (try await post(Self.increment, headers: ["Idempotency-Key: " + String(repeating: "k", count: 129)]),
                     400, "bad_message"),
             ]
@@ -67,6 +69,9 @@ import Testing
             #expect(other.status == 405)
             #expect(other.head.contains("allow: get, head, post, options"))
             #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json?["version"] == 0)
+            // The type in any case, with its parameters.
+            let typed = try await post(Self.increment, headers: ["Content-Type: Application/JSON ; charset=utf-8"])
+            #expect(typed.status == 200, "\(typed.text)")
         }
     }
 
