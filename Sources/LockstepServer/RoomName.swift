@@ -1,10 +1,12 @@
-/// A room's name as the URL gives it: 1 to 128 characters of `[A-Za-z0-9._-]`.
+/// A room's name as the URL gives it: 1 to 128 characters of `[A-Za-z0-9._-]`, other than `.` and `..`, which a URL
+/// path takes for steps (libwebsockets resolves `/rooms/..` to `/`), so no client could reach such a room.
 struct RoomName {
     static let maxLength = 128
     /// Every room's WebSocket and HTTP path starts with this.
     static let pathPrefix = "/rooms/"
     /// The rule, in words, for a client whose room name breaks it.
-    static let rule = "a room name is 1 to \(maxLength) characters of A-Z, a-z, 0-9, '.', '_' and '-'"
+    static let rule =
+        "a room name is 1 to \(maxLength) characters of A-Z, a-z, 0-9, '.', '_' and '-', not '.' or '..'"
     let value: String
 
     /// Reads the room from a WebSocket or HTTP path `/rooms/NAME`.
@@ -15,7 +17,8 @@ struct RoomName {
 
     init?(_ name: String) {
         let bytes = name.utf8
-        guard (1...Self.maxLength).contains(bytes.count), bytes.allSatisfy(Self.isAllowed) else { return nil }
+        guard (1...Self.maxLength).contains(bytes.count), bytes.allSatisfy(Self.isAllowed), name != ".", name != ".."
+        else { return nil }
         value = name
     }
 

@@ -44,6 +44,14 @@ import Testing
             } catch {
                 #expect(error.code == "not_found")
             }
+            for name in [".", "..", "a b", ""] {
+                do throws(RoomRequestError) {
+                    _ = try await server.send(.action(id: nil, action: ["type": "add", "amount": 1]), to: name)
+                    Issue.record("a request reached room '\(name)', which no URL can name")
+                } catch {
+                    #expect(error.code == "bad_message")
+                }
+            }
             do throws(RoomRequestError) {
                 _ = try await server.send(.history(id: nil, limit: nil), to: "shop")
                 Issue.record("history was taken for a change")
