@@ -204,12 +204,18 @@ public final class WebSocketConnection {
     }
 
     /// Sends everything already queued, then a close frame with `code`; `connectionDidClose` follows.
+    ///
+    /// What arrives from now on is read and dropped, also on a connection whose receiving was paused, and the close
+    /// frame leaves once nothing unread waits: a socket closed with input it never read makes the kernel send a reset
+    /// instead of the end of the stream, and the peer's kernel then throws away what the peer had not read yet, the
+    /// answers queued before the close frame among them.
     public func close(code: UInt16 = 1000, reason: String = "") {
         guard let wsi, pendingClose == nil else { return }
         // A close frame's reason is limited to 123 bytes.
         pendingClose = (code, Array(reason.utf8.prefix(123)))
         // Do not wait forever on a peer that stops reading.
         lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 30)
+        resumeReceiving()
         requestWritable()
     }
 
@@ -258,6 +264,12 @@ public final class WebSocketConnection {
         let streamPending = lane.map { streamPosition < $0.head } ?? false
         guard streamPending || !segments.isEmpty else {
             if let close = pendingClose {
+                // libwebsockets closes the socket right after the close frame: input still unread then would reset
+                // it, so the frame waits until what the peer sent is read (bounded by the close's timeout).
+                if CLibWebSockets_input_waiting(lws_get_socket_fd(wsi)) != 0 {
+                    requestWritable()
+                    return 0
+                }
                 var reason = close.reason
                 lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)), &reason, reason.count)
                 return -1
@@ -391,7 +403,8 @@ public final class WebSocketConnection {
 
     /// `LWS_CALLBACK_RECEIVE`: feeds one chunk to the assembler.
     func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) {
-        guard let wsi else { return }
+        // Closing: read only so that the socket ends without a reset (see `close`).
+        guard let wsi, pendingClose == nil else { return }
         noteInputWaiting(afterReceiving: length, wsi: wsi)
         let message: InboundMessage?
         do {

@@ -126,6 +126,60 @@ import Testing
         #expect(took < Self.drainTimeout + Self.exitSlack, "the drain took \(took)")
     }
 
+    /// A client whose requests the server stopped reading, and which reads nothing itself for a while, still gets
+    /// every answer and the 1001: the server reads and drops what arrives after its goodbye, so the socket ends
+    /// without a reset. A reset made the client's kernel throw away the answers not yet delivered to it.
+    @Test func aClientThatSentMoreAndReadsLateGetsEveryAnswerAndThe1001() async throws {
+        let directory = NSTemporaryDirectory() + "lockstep-drain-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The rate limit reads a burst's first hundred and leaves the rest in the server's socket, unread.
+        let arguments = ["--app", "counter", "--data", directory, "--rate-limit", "100", "--drain-timeout", "20s"]
+        let server = try await ServerProcess.start(arguments: arguments)
+        let port = server.port
+        // A small receive buffer: what the server answers waits in its own socket until this client reads.
+        let socket = try await offThePool { () throws -> RawWebSocket in
+            var socket = try RawWebSocket(
+                port: port, path: "/rooms/late", timeoutSeconds: 60, receiveBufferBytes: 4_096)
+            guard try socket.status() == 101 else { throw RawSocketError.failed("not upgraded") }
+            return socket
+        }
+        defer { socket.close() }
+        func increments(_ numbers: ClosedRange<Int>) -> [[UInt8]] {
+            numbers.map { Array(#"{"type":"action","id":"a\#($0)","action":{"type":"increment"}}"#.utf8) }
+        }
+        try socket.send(all: increments(1...600))
+        while try await HTTPGet(port: port, path: "/rooms/late").json?["version"]?.intValue ?? 0 == 0 {}
+        server.child.send(SIGTERM)
+        // Reading late makes the server close while its answers still wait to leave; the test holds whatever the
+        // delay.
+        try await Task.sleep(for: .seconds(1))
+
+        let (acked, closeCode) = try await offThePool { () throws -> ([Int], UInt16?) in
+            var socket = socket
+            var acked: [Int] = []
+            while true {
+                let frame = try socket.frame()
+                if frame.opcode == 8 {
+                    let code = frame.payload.count >= 2 ? UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]) : nil
+                    return (acked, code)
+                }
+                let message = try JSON(parsing: frame.payload)
+                if message["type"] == "ack", let id = message["id"]?.stringValue, let n = Int(id.dropFirst()) {
+                    acked.append(n)
+                }
+            }
+        }
+        #expect(closeCode == 1001)
+        #expect(!acked.isEmpty && acked == Array(1...acked.count), "acks \(acked.prefix(5))...\(acked.suffix(5))")
+        #expect(await exitStatus(of: server) == 0)
+
+        // Exactly what was acknowledged is stored; nothing sent after the goodbye was applied.
+        let restarted = try await ServerProcess.start(arguments: arguments)
+        defer { restarted.terminate() }
+        let room = try await HTTPGet(port: restarted.port, path: "/rooms/late")
+        #expect(room.json?["state"]?["count"]?.intValue == acked.count)
+    }
+
     /// An idle server (no client) drains at once: it does not wait out its timeout.
     @Test func anIdleServerExitsAtOnce() async throws {
         let server = try await ServerProcess.start(arguments: ["--memory", "--drain-timeout", "30s"])
