@@ -155,6 +155,24 @@ extension PrivateParts {
         }
     }
 
+    /// Whose private parts a change of `operations` wrote into or carried, or its `action` reached: an action that
+    /// is itself JSON Patch operations (`{"ops":[...]}`) shows the values it tests and where it read, so it is
+    /// another's to see only when every place it names is theirs to see.
+    public func touched(by operations: JSONPatch, action: JSON?) -> Touched {
+        var touched = touched(by: operations)
+        guard !isEmpty, let requested = action.flatMap(Self.operations(in:)) else { return touched }
+        let reached = self.touched(by: requested)
+        touched.owners.formUnion(reached.owners)
+        touched.unowned = touched.unowned || reached.unowned
+        return touched
+    }
+
+    /// The JSON Patch operations an action carries as its `ops`, if it does.
+    public static func operations(in action: JSON) -> JSONPatch? {
+        guard case .array(let ops)? = action["ops"] else { return nil }
+        return try? JSONPatch(ops.map { try PatchOperation(json: $0) })
+    }
+
     /// Whose private parts `operations` write into, or carry in their values.
     public func touched(by operations: JSONPatch) -> Touched {
         var touched = Touched()

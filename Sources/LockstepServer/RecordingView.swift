@@ -25,7 +25,7 @@ final class RecordingView: RecordingLines {
         else { return nil }
         let after = document
         guard let projected = value.accept(ops, parts: parts, after: { after }) else { return nil }
-        if !parts.touched(by: ops).isVisible(to: value.view.reader) { cause.action = nil }
+        if !parts.touched(by: ops, action: cause.action).isVisible(to: value.view.reader) { cause.action = nil }
         return ServerMessage.patch(version: version, ops: projected, cause: cause, undo: undo, redo: redo).serialized()
     }
 

@@ -17,7 +17,7 @@ extension Room {
             return nil
         }
         var patch = LoggedPatch(version: version, cause: cause, frame: OutboundFrame(text: change.message))
-        patch.touched = parts.touched(by: ops)
+        patch.touched = parts.touched(by: ops, action: cause.action)
         return (patch, ops, undo, redo)
     }
 

@@ -41,7 +41,15 @@ struct RoomView: Hashable {
             var kept: [PatchOperation] = []
             for operation in patch.operations {
                 let absolute = JSONPointer(tokens: path.path.tokens + operation.path.tokens)
-                if parts.hides(absolute, from: reader) { continue }
+                if parts.hides(absolute, from: reader) {
+                    // Moved out of sight from where the reader sees it: to the reader, it is gone.
+                    if case .move(let from, _) = operation,
+                        !parts.hides(JSONPointer(tokens: path.path.tokens + from.tokens), from: reader)
+                    {
+                        kept.append(.remove(path: from))
+                    }
+                    continue
+                }
                 switch operation {
                 case .add(let relative, let value):
                     kept.append(.add(path: relative, value: parts.redact(value, at: absolute, for: reader)))

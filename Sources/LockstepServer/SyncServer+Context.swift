@@ -50,8 +50,7 @@ extension SyncServer {
     /// A JSON Patch action may also read (`test`, `from`): refused, before it runs, where it reads, writes or carries
     /// someone else's private part of the room as it stands.
     func checkReads(of action: JSON, by requester: any Requester) throws(StoreError) {
-        guard !privateParts.isEmpty, case .array(let ops)? = action["ops"] else { return }
-        guard let operations = try? JSONPatch(ops.map { try PatchOperation(json: $0) }) else { return }
+        guard !privateParts.isEmpty, let operations = PrivateParts.operations(in: action) else { return }
         let state = try requester.room.store.stateJSON()
         if let refusal = privateParts.refusal(of: operations, on: state, by: requester.subject) {
             throw .forbidden(refusal)

@@ -440,7 +440,7 @@ public actor SyncServer {
         )
         let bytes = message.serialized()
         var patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
-        patch.touched = room.privateParts.touched(by: change.patch)
+        patch.touched = room.privateParts.touched(by: change.patch, action: cause.action)
         patch.views = room.project(
             change.patch, version: change.version, cause: cause, undo: room.store.history.undoCount,
             redo: room.store.history.redoCount, touched: patch.touched, frame: patch.frame,

@@ -144,6 +144,59 @@ import Testing
         }
     }
 
+    /// Alice may test her own hand beside a public change; the `cause.action` others get would carry the value she
+    /// tested, so theirs go without it: on the wire, in `history`, in reads and in the log, in memory and stored.
+    @Test(arguments: [false, true]) func aTestOfAlicesOwnHandNeverShowsItsValueToOthers(stored: Bool) async throws {
+        try await Self.withHands(stored: stored) { server, alice, bob, bobToken in
+            let probe = #"[{"op":"test","path":"/hands/alice/card","value":"\#(Self.secret)"},"#
+                + #"{"op":"add","path":"/table/y","value":2}]"#
+            let own = try await alice.change(PrivatePartsTests.patch(probe))
+            let seen = try await Self.patch(5, to: bob)
+            #expect(seen["cause"]?["action"] == nil, "\(seen)")
+            bob.client.sendRaw(#"{"type":"history","id":"h","limit":100}"#)
+            _ = try await bob.client.nextJSON(type: "history")
+            _ = await bob.client.drain(timeout: .milliseconds(200))
+            var bytes = await bob.client.frames.flatMap { $0 }
+            bytes += try await PrivatePartsTests.httpBytes(server.port, token: bobToken, version: 5)
+            #expect(!PrivatePartsTests.contains(bytes, Self.secret), "bob learned alice's card from her test")
+            // Alice's own copy of the cause keeps her action.
+            #expect(own["cause"]?["action"] != nil)
+        }
+    }
+
+    /// A value alice moves from the table into her hand leaves the table for everyone: bob's view loses it (it
+    /// went out of his sight), gets it back when she moves it out again, and loses it when he undoes that.
+    @Test func aValueMovedIntoAlicesHandLeavesBobsView() async throws {
+        try await Self.withHands { server, alice, bob, bobToken in
+            try await alice.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table/pub","value":"P"}]"#))
+            _ = try await Self.patch(5, to: bob)
+            var mirror = try #require(try await roomState(server.port, token: bobToken))
+            func follow(to version: Int) async throws {
+                let ops = try JSONPatch(json: try #require(try await Self.patch(version, to: bob)["ops"]))
+                try ops.apply(to: &mirror)
+                #expect(mirror == (try await roomState(server.port, token: bobToken)), "version \(version)")
+            }
+            let into = #"[{"op":"move","from":"/table/pub","path":"/hands/alice/c"}]"#
+            try await alice.ask(PrivatePartsTests.patch(into))
+            try await follow(to: 6)
+            #expect(mirror["table"]?["pub"] == nil)
+            try await alice.ask(PrivatePartsTests.patch(#"[{"op":"move","from":"/hands/alice/c","path":"/table/pub"}]"#))
+            try await follow(to: 7)
+            #expect(mirror["table"]?["pub"] == "P")
+            bob.client.sendRaw(#"{"type":"undo"}"#)
+            try await follow(to: 8)
+            #expect(mirror["table"]?["pub"] == nil)
+        }
+    }
+
+    /// The next patch of `version` that `writer` gets.
+    static func patch(_ version: Int, to writer: Writer) async throws -> JSON {
+        while true {
+            let patch = try await writer.client.nextJSON(type: "patch")
+            if patch["version"]?.intValue == version { return patch }
+        }
+    }
+
     @Test func aFailedTestOnAPublicPlaceSaysWhereNeverWhat() async throws {
         try await Self.withHands { server, alice, bob, bobToken in
             try await alice.ask(PrivatePartsTests.patch(#"[{"op":"add","path":"/table/note","value":"tea"}]"#))
