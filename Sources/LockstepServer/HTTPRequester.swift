@@ -61,9 +61,8 @@ final class HTTPRequester: RequesterWithoutConnection {
             status = 200
             body = message.json
         }
-        var response = HTTPResponse(status: status, contentType: "application/json", body: body.serialized() + [10])
-        response.headers.merge(headers) { _, given in given }
-        return response
+        return HTTPResponse(status: status, contentType: "application/json", body: body.serialized() + [10])
+            .adding(headers)
     }
 
     /// The HTTP status of an error code, as the protocol lists them.

@@ -553,7 +553,9 @@ public actor SyncServer {
     // MARK: - HTTP
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        if request.method != "GET", request.path.hasPrefix(RoomName.pathPrefix),
+        // A HEAD is answered as its GET, without the body (the transport leaves it out).
+        let isRead = request.method == "GET" || request.method == "HEAD"
+        if !isRead, request.path.hasPrefix(RoomName.pathPrefix),
             !request.path.dropFirst(RoomName.pathPrefix.count).contains("/")
         {
             guard let room = RoomName(path: request.path) else {
@@ -562,7 +564,7 @@ public actor SyncServer {
             }
             return respond(to: request, room: room.value)
         }
-        guard request.method == "GET" else { return HTTPResponse(status: 405, text: "method not allowed\n") }
+        guard isRead else { return HTTPResponse(status: 405, text: "method not allowed\n") }
         switch request.path {
         case "/healthz":
             guard !isDraining else { return HTTPResponse(status: 503, text: Self.drainingNotice + "\n") }
@@ -578,24 +580,21 @@ public actor SyncServer {
             return WebAssets.typeDeclarations
         default:
             if let page = pageResponse(to: request) { return page }
+            // A page of an allowed origin reads every answer, refusals included.
+            let cors = corsHeaders(for: request)
             if request.path.hasSuffix("/timers"), let room = RoomName(path: String(request.path.dropLast(7))) {
-                if let refusal = refusal(for: request, room: room.value) { return refusal }
+                if let refusal = refusal(for: request, room: room.value) { return refusal.adding(cors) }
                 let promise = HTTPPromise()
-                Task { promise.complete(with: await self.timersResponse(room: room.value)) }
+                Task { promise.complete(with: await self.timersResponse(room: room.value).adding(cors)) }
                 return .deferred(promise)
             }
             guard var read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
-            if let refusal = refusal(for: request, room: read.room) { return refusal }
-            if let path = read.path, let refusal = Self.pathRefusal(path) { return refusal }
+            if let refusal = refusal(for: request, room: read.room) { return refusal.adding(cors) }
+            if let path = read.path, let refusal = Self.pathRefusal(path) { return refusal.adding(cors) }
             read.sight = sight(of: request, path: read.path)
             // Answered once the room is read (when not in memory) and, for a past version, its history.
             let promise = HTTPPromise()
-            let cors = corsHeaders(for: request)
-            Task {
-                var response = await self.answer(read)
-                response.headers.merge(cors) { _, cors in cors }
-                promise.complete(with: response)
-            }
+            Task { promise.complete(with: await self.answer(read).adding(cors)) }
             return .deferred(promise)
         }
     }

@@ -34,6 +34,13 @@ public struct HTTPResponse: Sendable, Equatable {
         return response
     }
 
+    /// The same answer with `headers` too; they win over headers of the same name.
+    public func adding(_ headers: [String: String]) -> HTTPResponse {
+        var response = self
+        response.headers.merge(headers) { _, added in added }
+        return response
+    }
+
     /// Builds a text response.
     public init(status: Int, text: String, contentType: String = "text/plain; charset=utf-8") {
         self.init(status: status, contentType: contentType, body: Array(text.utf8))

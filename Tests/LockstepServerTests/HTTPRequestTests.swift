@@ -198,6 +198,19 @@ import Testing
             #expect(allowed.head.contains("access-control-allow-origin: https://app.example"))
             let read = try await HTTPGet(port: server.port, path: "/rooms/test", headers: ["Origin: https://app.example"])
             #expect(read.head.contains("access-control-allow-origin: https://app.example"))
+            // Every answer to the page, whatever it reads and however it ends.
+            for path in ["/rooms/test/timers", "/rooms/test?path=bad", "/rooms/test/log?after=x", "/rooms/none"] {
+                let answer = try await HTTPGet(port: server.port, path: path, headers: ["Origin: https://app.example"])
+                #expect(answer.head.contains("access-control-allow-origin: https://app.example"), "\(path)")
+            }
+            // A HEAD is answered as its GET, without the body.
+            for path in ["/rooms/test", "/rooms/test/log", "/rooms/test/log?follow=true"] {
+                let head = try await HTTPGet(
+                    port: server.port, method: "HEAD", path: path, headers: ["Origin: https://app.example"])
+                #expect(head.status == 200, "\(path): \(head.head)")
+                #expect(head.body.isEmpty)
+                #expect(head.head.contains("access-control-allow-origin: https://app.example"), "\(path)")
+            }
 
             let foreign = try await HTTPGet.post(
                 port: server.port, path: "/rooms/test", json: Self.increment, headers: ["Origin: https://evil.example"])
