@@ -35,6 +35,7 @@ final class HTTPRequester: RequesterWithoutConnection {
     }
 
     func answer(_ answer: RequestAnswer) {
+        if case .error = answer {} else { room.isProvisional = false }
         promise.complete(with: Self.response(to: answer, room: room.name, headers: headers))
     }
 

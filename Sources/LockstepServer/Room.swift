@@ -50,6 +50,9 @@ final class Room {
     var lastPresence: Duration?
     /// Since when the room has had no client (its idle clock); nil while in use.
     var idleSince: Duration?
+    /// Made for an HTTP request that has not succeeded yet: until a request succeeds or a client joins, the room is
+    /// no one's, and reads answer 404 as for a room never used (a refused request changes nothing).
+    var isProvisional = false
     /// On several servers, the room's pending timers (name and order) as its locked write read them: a timer fires
     /// only if it is still there. Nil where this server alone writes the log.
     var loggedTimers: [String: Int]?

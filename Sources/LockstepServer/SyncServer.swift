@@ -187,6 +187,7 @@ public actor SyncServer {
 
     /// Makes the client of `connection` a member of `room`: its snapshot (or resume), then the room's broadcasts.
     func join(_ connection: WebSocketConnection, to room: Room, grant: AccessGrant) {
+        room.isProvisional = false
         clientCount += 1
         let client = pipeline.clientID(clientCount)
         let name = connection.query["name"].map { String($0.prefix(64)) } ?? client
@@ -603,9 +604,9 @@ public actor SyncServer {
     private func answer(_ read: RoomRead) async -> HTTPResponse {
         let room: Room
         switch await self.room(named: read.room, creating: false) {
-        case .success(let found?):
+        case .success(let found?) where !(found.isProvisional && found.store.version == 0):
             room = found
-        case .success(nil):
+        case .success:
             return HTTPResponse(status: 404, text: "no room named \(read.room)\n")
         case .failure(let error):
             return HTTPResponse(status: 503, text: "the room cannot be read: \(error)\n")

@@ -68,10 +68,37 @@ import Testing
             let other = try await HTTPGet(port: server.port, method: "DELETE", path: "/rooms/test")
             #expect(other.status == 405)
             #expect(other.head.contains("allow: get, head, post, options"))
-            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json?["version"] == 0)
+            // Only refused requests reached the room: it is still a room no one has used.
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").status == 404)
             // The type in any case, with its parameters.
             let typed = try await post(Self.increment, headers: ["Content-Type: Application/JSON ; charset=utf-8"])
             #expect(typed.status == 200, "\(typed.text)")
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").json?["version"] == 1)
+        }
+    }
+
+    /// A refused request on a room never used leaves it unused: its reads answer 404, in memory and stored, until a
+    /// request succeeds (even one that changes nothing) or a client joins.
+    @Test(arguments: [false, true]) func aRefusedRequestCreatesNoRoom(stored: Bool) async throws {
+        let directory = NSTemporaryDirectory() + "http-unused-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withServer(app: .counter, directory: stored ? directory : nil) { server in
+            func read(_ room: String) async throws -> Int {
+                try await HTTPGet(port: server.port, path: "/rooms/\(room)").status
+            }
+            let refused = try await HTTPGet.post(
+                port: server.port, path: "/rooms/ghost", json: #"{"type":"action","action":{"type":"fly"}}"#)
+            #expect(refused.status == 422)
+            #expect(try await read("ghost") == 404)
+            let noOp = #"{"type":"action","action":{"type":"add","amount":0}}"#
+            #expect(try await HTTPGet.post(port: server.port, path: "/rooms/ghost", json: noOp).status == 200)
+            #expect(try await read("ghost") == 200)
+            // A room a client joined exists, refused requests or not.
+            let client = try await TestClient.connect(server, room: "joined", using: sharedTransport)
+            _ = try await client.nextJSON(type: "snapshot")
+            let undo = try await HTTPGet.post(port: server.port, path: "/rooms/joined", json: #"{"type":"undo"}"#)
+            #expect(undo.status == 409)
+            #expect(try await read("joined") == 200)
         }
     }
 
