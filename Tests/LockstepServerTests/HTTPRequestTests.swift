@@ -77,6 +77,21 @@ import Testing
         }
     }
 
+    /// libwebsockets reads a request body by its Content-Length only: one in chunks is refused, not read as empty.
+    @Test func aBodyInChunksIsLengthRequired() async throws {
+        try await withServer(app: .counter) { server in
+            let body = #"{"type":"action","action":{"type":"increment"}}"#
+            let chunked = String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\n0\r\n\r\n"
+            let request = "POST /rooms/test HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunked
+            let port = server.port
+            let answer = try await offThePool { try RawSocket.exchange(port: port, request: request) }
+            #expect(answer.hasPrefix("HTTP/1.1 411"), "\(answer)")
+            #expect(answer.contains("Content-Length"))
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/test").status == 404)
+        }
+    }
+
     /// A refused request on a room never used leaves it unused: its reads answer 404, in memory and stored, until a
     /// request succeeds (even one that changes nothing) or a client joins.
     @Test(arguments: [false, true]) func aRefusedRequestCreatesNoRoom(stored: Bool) async throws {

@@ -43,7 +43,7 @@ import LockstepTestSupport
             let late = try refusal(port: server.port, path: "/rooms/a?session=abc%0A", hostLast: true)
             #expect(late.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(late)")
             // Plain HTTP requests on the same port too.
-            let http = try rawHTTP(port: server.port, request: "GET /healthz x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let http = try RawSocket.exchange(port: server.port, request: "GET /healthz x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(http.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(http)")
             #expect(http.contains("malformed request line"))
             // The well-formed form still upgrades.
@@ -66,7 +66,7 @@ import LockstepTestSupport
 
     @Test func aHandshakeWithoutHostOrKeyIsABadRequest() async throws {
         try await withServer { server in
-            let noHost = try rawHTTP(port: server.port, request: [
+            let noHost = try RawSocket.exchange(port: server.port, request: [
                 "GET /rooms/a HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
             ].joined(separator: "\r\n") + "\r\n\r\n")
@@ -130,25 +130,6 @@ import LockstepTestSupport
         ]
         let lines = ["GET \(path) HTTP/1.1"] + (hostLast ? [] : host) + upgrade + headers + (hostLast ? host : [])
         let request = lines.joined(separator: "\r\n") + "\r\n\r\n"
-        return try rawHTTP(port: port, request: request)
-    }
-
-    /// Sends `request` as is and reads the whole answer, up to the server's close.
-    private func rawHTTP(port: Int, request: String) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RawSocketError.failed("socket") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        try RawSocket.connect(fd, port: port)
-        try RawSocket.write(fd, Array(request.utf8))
-        var answer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4_096)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count <= 0 { break }
-            answer += chunk[0..<count]
-        }
-        return String(decoding: answer, as: UTF8.self)
+        return try RawSocket.exchange(port: port, request: request)
     }
 }

@@ -116,6 +116,26 @@ public enum RawSocket {
         guard result == 0 else { throw RawSocketError.failed("connect") }
     }
 
+    /// Sends `request` as it is on a new connection and returns everything the server sent until it closed (or ten
+    /// seconds passed without a byte): for requests no client library would make.
+    public static func exchange(port: Int, request: String) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawSocketError.failed("socket") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        try connect(fd, port: port)
+        try write(fd, Array(request.utf8))
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count <= 0 { break }
+            answer += chunk[0..<count]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
     public static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
