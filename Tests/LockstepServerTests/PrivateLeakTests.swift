@@ -135,11 +135,7 @@ import Testing
             let expected: Set = ["bad_json", "bad_message", "invalid_action", "rejected", "forbidden", "conflict"]
             #expect(codes.isSuperset(of: expected), "\(codes)")
             try await bob.ask(#"{"type":"undo"}"#)
-            bob.client.sendRaw(#"{"type":"history","id":"h","limit":100}"#)
-            _ = try await bob.client.nextJSON(type: "history")
-            _ = await bob.client.drain(timeout: .milliseconds(200))
-            var bytes = await bob.client.frames.flatMap { $0 }
-            bytes += try await PrivatePartsTests.httpBytes(server.port, token: bobToken, version: 6)
+            let bytes = try await Self.everything(bob, got: server.port, token: bobToken, version: 6)
             #expect(!PrivatePartsTests.contains(bytes, Self.secret), "bob received alice's hand")
         }
     }
@@ -153,11 +149,7 @@ import Testing
             let own = try await alice.change(PrivatePartsTests.patch(probe))
             let seen = try await Self.patch(5, to: bob)
             #expect(seen["cause"]?["action"] == nil, "\(seen)")
-            bob.client.sendRaw(#"{"type":"history","id":"h","limit":100}"#)
-            _ = try await bob.client.nextJSON(type: "history")
-            _ = await bob.client.drain(timeout: .milliseconds(200))
-            var bytes = await bob.client.frames.flatMap { $0 }
-            bytes += try await PrivatePartsTests.httpBytes(server.port, token: bobToken, version: 5)
+            let bytes = try await Self.everything(bob, got: server.port, token: bobToken, version: 5)
             #expect(!PrivatePartsTests.contains(bytes, Self.secret), "bob learned alice's card from her test")
             // Alice's own copy of the cause keeps her action.
             #expect(own["cause"]?["action"] != nil)
@@ -187,6 +179,15 @@ import Testing
             try await follow(to: 8)
             #expect(mirror["table"]?["pub"] == nil)
         }
+    }
+
+    /// Every byte `reader` got: its frames (with its `history`), and what it reads over HTTP.
+    static func everything(_ reader: Writer, got port: Int, token: String, version: Int) async throws -> [UInt8] {
+        reader.client.sendRaw(#"{"type":"history","id":"h","limit":100}"#)
+        _ = try await reader.client.nextJSON(type: "history")
+        _ = await reader.client.drain(timeout: .milliseconds(200))
+        let frames = await reader.client.frames.flatMap { $0 }
+        return frames + (try await PrivatePartsTests.httpBytes(port, token: token, version: version))
     }
 
     /// The next patch of `version` that `writer` gets.

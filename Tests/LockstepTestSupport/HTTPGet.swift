@@ -35,25 +35,14 @@ public struct HTTPGet: Sendable {
     private init(
         blockingHost host: String, port: Int, method: String, path: String, headers: [String], body sent: [UInt8]
     ) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RawSocketError.failed("socket") }
-        defer { Glibc.close(fd) }
         // A minute before a read gives up: an upper bound, generous for a loaded machine.
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        try RawSocket.connect(fd, host: host, port: port)
+        let fd = try RawSocket.open(host: host, port: port, readTimeout: 60)
+        defer { Glibc.close(fd) }
         let length = sent.isEmpty && method == "GET" ? [] : ["Content-Length: \(sent.count)"]
         let request = (["\(method) \(path) HTTP/1.1", "Host: \(host)", "Connection: close"] + length + headers)
             .joined(separator: "\r\n") + "\r\n\r\n"
         try RawSocket.write(fd, Array(request.utf8) + sent)
-        var response: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count <= 0 { break }
-            response += chunk[0..<count]
-            if let parsed = Self.parse(response), parsed.complete { break }
-        }
+        let response = RawSocket.read(fd) { Self.parse($0)?.complete == true }
         guard let parsed = Self.parse(response) else { throw RawSocketError.failed("no HTTP response") }
         status = parsed.status
         body = parsed.body
@@ -119,21 +108,37 @@ public enum RawSocket {
     /// Sends `request` as it is on a new connection and returns everything the server sent until it closed (or ten
     /// seconds passed without a byte): for requests no client library would make.
     public static func exchange(port: Int, request: String) throws -> String {
+        let fd = try open(port: port, readTimeout: 10)
+        defer { close(fd) }
+        try write(fd, Array(request.utf8))
+        return String(decoding: read(fd), as: UTF8.self)
+    }
+
+    /// A connected socket whose reads give up after `readTimeout` seconds without a byte.
+    public static func open(host: String = "127.0.0.1", port: Int, readTimeout: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.failed("socket") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        try connect(fd, port: port)
-        try write(fd, Array(request.utf8))
-        var answer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4_096)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count <= 0 { break }
-            answer += chunk[0..<count]
+        do {
+            try connect(fd, host: host, port: port)
+        } catch {
+            close(fd)
+            throw error
         }
-        return String(decoding: answer, as: UTF8.self)
+        return fd
+    }
+
+    /// What `fd` gives until the peer closes, a read times out, or `complete` holds for what arrived.
+    public static func read(_ fd: Int32, until complete: ([UInt8]) -> Bool = { _ in false }) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while !complete(bytes) {
+            let count = Glibc.read(fd, &chunk, chunk.count)
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return bytes
     }
 
     public static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
