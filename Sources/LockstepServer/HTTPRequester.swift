@@ -35,7 +35,11 @@ final class HTTPRequester: RequesterWithoutConnection {
     }
 
     func answer(_ answer: RequestAnswer) {
-        if case .error = answer {} else { room.isProvisional = false }
+        // A request that succeeded makes its room one someone has used.
+        switch answer {
+        case .error: break
+        case .ack, .scheduled, .message: room.isProvisional = false
+        }
         promise.complete(with: Self.response(to: answer, room: room.name, headers: headers))
     }
 
