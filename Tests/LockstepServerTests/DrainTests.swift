@@ -134,7 +134,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The rate limit reads a burst's first hundred and leaves the rest in the server's socket, unread.
         let arguments = ["--app", "counter", "--data", directory, "--rate-limit", "100", "--drain-timeout", "20s"]
-        let server = try await ServerProcess.start(arguments: arguments)
+        let server = try await ServerProcess.start(arguments: arguments, mergingLog: true)
         let port = server.port
         // A small receive buffer: what the server answers waits in its own socket until this client reads.
         let socket = try await offThePool { () throws -> RawWebSocket in
@@ -150,9 +150,9 @@ import Testing
         try socket.send(all: increments(1...600))
         while try await HTTPGet(port: port, path: "/rooms/late").json?["version"]?.intValue ?? 0 == 0 {}
         server.child.send(SIGTERM)
-        // Reading late makes the server close while its answers still wait to leave; the test holds whatever the
-        // delay.
-        try await Task.sleep(for: .seconds(1))
+        // The client reads only once the server has closed its connection, while its answers still wait to leave.
+        let log = try await offThePool { server.readOutput(until: "connectionsLeft=0", seconds: 30) }
+        #expect(log.contains("drained"), "\(log)")
 
         let (acked, closeCode) = try await offThePool { () throws -> ([Int], UInt16?) in
             var socket = socket

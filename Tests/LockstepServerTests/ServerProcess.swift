@@ -11,8 +11,9 @@ final class ServerProcess: Sendable {
 
     /// Starts the built `lockstep` binary and waits, off the task pool, for the line that names its port: a
     /// debug binary starting on a busy machine would otherwise hold one of the pool's two threads for seconds.
-    static func start(arguments: [String]) async throws -> ServerProcess {
-        try await offThePool { try ServerProcess(arguments: arguments) }
+    /// With `mergingLog`, its log is read with its output (``readOutput(until:seconds:)``).
+    static func start(arguments: [String], mergingLog: Bool = false) async throws -> ServerProcess {
+        try await offThePool { try ServerProcess(arguments: arguments, mergingLog: mergingLog) }
     }
 
     /// The same with `RLIMIT_NOFILE` lowered to `descriptorLimit` (see ``init(arguments:descriptorLimit:)``).
@@ -22,10 +23,11 @@ final class ServerProcess: Sendable {
 
     /// Starts the built `lockstep` binary and waits for the line that names its port. Blocks: call it off the task
     /// pool, as ``start(arguments:)`` does.
-    convenience init(arguments: [String]) throws {
+    convenience init(arguments: [String], mergingLog: Bool = false) throws {
         try self.init(
             child: ChildProcess(
-                executable: try builtExecutable("lockstep"), arguments: ["serve", "--port", "0"] + arguments))
+                executable: try builtExecutable("lockstep"), arguments: ["serve", "--port", "0"] + arguments,
+                mergeErrors: mergingLog))
     }
 
     /// Starts it with `RLIMIT_NOFILE` lowered to `descriptorLimit`, soft and hard (through `prlimit`, so it cannot
