@@ -271,8 +271,6 @@ public actor SyncServer {
 
     func receive(_ message: InboundMessage, from connection: WebSocketConnection) {
         guard let session = connection.context as? Session else { return }
-        // Said goodbye while draining: what arrives after it is not taken, and the client sends it again elsewhere.
-        if isDraining, !connection.isOpen { return }
         if let pause = session.limiter.take(now: clock.now) { slowDown(session, for: pause) }
         switch message {
         case .tooLarge(let size):
