@@ -72,6 +72,7 @@ extension SyncServer {
         let key = TimerKey(room: room.name, name: name)
         timers.remove(key)
         pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
+        armTimers()
     }
 
     /// Applies a timer that came due, in its room's turn, unless it was replaced or cancelled meanwhile (or, on
@@ -115,21 +116,23 @@ extension SyncServer {
         }
     }
 
-    /// Sleeps until the soonest timer comes due, then fires what is due; a sooner timer scheduled meanwhile arms a
-    /// new wait and the older one finds itself stale.
+    /// Sleeps until the soonest timer comes due, then fires what is due. A timer scheduled, replaced or cancelled
+    /// meanwhile that changes which is soonest cancels the wait and starts the one for the new soonest: one wait at a
+    /// time, never one for a timer that is gone.
     func armTimers() {
-        guard let due = timers.nextDue() else { return }
-        guard armedFor.map({ due < $0 }) ?? true else { return }
-        armedFor = due
-        timerWaits += 1
-        let wait = timerWaits
-        Task {
-            let delay = due - self.clock.epochMilliseconds
-            if delay > 0 { try? await self.clock.sleep(for: .milliseconds(delay)) }
-            guard self.timerWaits == wait, !self.isStopped else { return }
-            self.armedFor = nil
+        let due = timers.nextDue()
+        guard due != timerWait?.due else { return }
+        timerWait?.task.cancel()
+        timerWait = nil
+        guard let due else { return }
+        let deadline = clock.now + .milliseconds(due - clock.epochMilliseconds)
+        let task = Task {
+            try? await self.clock.sleep(until: deadline)
+            guard !Task.isCancelled, !self.isStopped else { return }
+            self.timerWait = nil
             self.fireDue()
         }
+        timerWait = (due, task)
     }
 
     private func fireDue() {

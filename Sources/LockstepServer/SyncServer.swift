@@ -52,9 +52,8 @@ public actor SyncServer {
     /// The pending timers this server arms, and the order of the last one scheduled.
     var timers = TimerBook()
     var timerOrder = 0
-    /// When the armed wait for the next timer ends, and which wait is current (a sooner timer starts a new one).
-    var armedFor: Int?
-    var timerWaits = 0
+    /// The wait for the soonest pending timer, and when that timer is due.
+    var timerWait: (due: Int, task: Task<Void, Never>)?
     /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
     var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
     /// Set by `shutdown`: late timers find the log closed and do nothing.
