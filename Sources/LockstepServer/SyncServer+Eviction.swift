@@ -7,14 +7,17 @@ import LockstepTransport
 /// after every change before it) and dropped; its next join or `GET` loads it again, as after a restart. A
 /// long-running server so holds the rooms in use, not every room it has ever seen.
 extension SyncServer {
-    /// Starts `room`'s idle clock: it has no client now. Rooms stay in memory with `--memory`.
+    /// Starts `room`'s idle clock: it has no client now. Rooms stay in memory with `--memory`, except one nobody has
+    /// used: that leaves at once.
     func roomBecameIdle(_ room: Room) {
-        guard pipeline.evictsIdleRooms, room.sessions.isEmpty, room.followers.isEmpty else { return }
+        guard pipeline.evictsIdleRooms else { return forgetIfUnused(room) }
+        guard room.sessions.isEmpty, room.followers.isEmpty else { return }
         let since = clock.now
         room.idleSince = since
         let name = room.name
+        let deadline = since + configuration.roomIdle
         Task {
-            try? await clock.sleep(for: configuration.roomIdle)
+            try? await clock.sleep(until: deadline)
             self.evictIfIdle(name, idleSince: since)
         }
     }
@@ -24,6 +27,15 @@ extension SyncServer {
         guard !isStopped, let room = rooms[name], room.idleSince == since, isIdle(room) else { return }
         room.idleSince = nil
         pipeline.evict(room, server: self)
+    }
+
+    /// With `--memory`, drops a room made only for requests that were all refused, once none is left: names nobody
+    /// uses must not fill memory, and nothing else would take them out. (Stored rooms leave once idle.)
+    private func forgetIfUnused(_ room: Room) {
+        guard room.isProvisional, rooms[room.name] === room, room.store.version == 0, isIdle(room) else { return }
+        rooms[room.name] = nil
+        pipeline.forget(room)
+        metrics.rooms.decrement()
     }
 
     /// Nobody and nothing uses the room, and nothing of it waits to be stored.

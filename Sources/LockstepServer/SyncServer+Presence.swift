@@ -46,9 +46,9 @@ extension SyncServer {
         guard !room.presenceScheduled else { return }
         room.presenceScheduled = true
         let interval = configuration.presenceInterval * max(1, room.sessions.count / 100)
-        let wait = room.lastPresence.map { interval - (clock.now - $0) } ?? .zero
+        let due = room.lastPresence.map { $0 + interval } ?? .zero
         Task {
-            if wait > .zero { try? await self.clock.sleep(for: wait) }
+            try? await self.clock.sleep(until: due)
             self.flushPresence(in: room)
         }
     }

@@ -117,6 +117,26 @@ import Testing
         }
     }
 
+    /// Refused requests to names nobody uses leave no room in memory with `--memory`, where idle rooms stay: else
+    /// anyone could fill the server's memory with rooms by posting to new names.
+    @Test func refusedRequestsLeaveNoRoomInMemory() async throws {
+        try await withServer(app: .counter) { server in
+            for number in 0..<50 {
+                let refused = try await HTTPGet.post(
+                    port: server.port, path: "/rooms/ghost-\(number)", json: #"{"type":"action","action":{"type":"fly"}}"#)
+                #expect(refused.status == 422)
+            }
+            try await within(30, "the unused rooms to leave memory") {
+                while try await metric("lockstep_rooms", port: server.port) > 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            let noOp = #"{"type":"action","action":{"type":"add","amount":0}}"#
+            #expect(try await HTTPGet.post(port: server.port, path: "/rooms/used", json: noOp).status == 200)
+            #expect(try await metric("lockstep_rooms", port: server.port) == 1)
+        }
+    }
+
     @Test func theAppsRejectionIs422() async throws {
         try await withServer(app: .todos) { server in
             let answer = try await HTTPGet.post(
