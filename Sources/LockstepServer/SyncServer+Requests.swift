@@ -22,10 +22,7 @@ extension SyncServer {
         }
         switch request.method {
         case "OPTIONS":
-            var response = HTTPResponse(status: 204, headers: cors)
-            response.headers["Access-Control-Allow-Methods"] = "GET, POST"
-            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Idempotency-Key"
-            return response
+            return Self.preflight(cors, methods: "GET, POST", headers: "Authorization, Content-Type, Idempotency-Key")
         case "POST":
             break
         default:
@@ -112,6 +109,29 @@ extension SyncServer {
             }
         }
         return .deferred(promise)
+    }
+
+    /// A method other than `GET` and `HEAD` on a room's paths that are only read (`/log`, `/timers`): the preflight a
+    /// browser sends before reading one with a token or `Last-Event-ID`, or `405`.
+    func respondToReadOnly(_ request: HTTPRequest) -> HTTPResponse {
+        let cors = corsHeaders(for: request)
+        if let origin = request.header("origin"), cors.isEmpty {
+            return HTTPResponse(
+                status: 403, text: "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)\n")
+        }
+        guard request.method == "OPTIONS" else {
+            let refusal = HTTPResponse(status: 405, text: "\(request.method) is not a method of \(request.path)\n")
+            return refusal.adding(cors).adding(["Allow": "GET, HEAD, OPTIONS"])
+        }
+        return Self.preflight(cors, methods: "GET", headers: "Authorization, Last-Event-ID")
+    }
+
+    /// The answer to a browser's preflight from an allowed origin (`cors`): what the path takes.
+    private static func preflight(_ cors: [String: String], methods: String, headers: String) -> HTTPResponse {
+        var response = HTTPResponse(status: 204, headers: cors)
+        response.headers["Access-Control-Allow-Methods"] = methods
+        response.headers["Access-Control-Allow-Headers"] = headers
+        return response
     }
 
     /// Whether a `Content-Type` is `application/json`, in any case, with spaces and parameters aside.

@@ -553,16 +553,19 @@ public actor SyncServer {
     func respond(to request: HTTPRequest) -> HTTPResponse {
         // A HEAD is answered as its GET, without the body (the transport leaves it out).
         let isRead = request.method == "GET" || request.method == "HEAD"
-        if !isRead, request.path.hasPrefix(RoomName.pathPrefix),
-            !request.path.dropFirst(RoomName.pathPrefix.count).contains("/")
-        {
+        if !isRead, request.path.hasPrefix(RoomName.pathPrefix) {
+            guard !request.path.dropFirst(RoomName.pathPrefix.count).contains("/") else {
+                return respondToReadOnly(request)
+            }
             guard let room = RoomName(path: request.path) else {
                 let refusal = RequestAnswer.error(id: nil, code: "bad_message", message: RoomName.rule)
                 return HTTPRequester.response(to: refusal, room: "", status: 400)
             }
             return respond(to: request, room: room.value)
         }
-        guard isRead else { return HTTPResponse(status: 405, text: "method not allowed\n") }
+        guard isRead else {
+            return HTTPResponse(status: 405, text: "method not allowed\n").adding(["Allow": "GET, HEAD"])
+        }
         switch request.path {
         case "/healthz":
             guard !isDraining else { return HTTPResponse(status: 503, text: Self.drainingNotice + "\n") }

@@ -273,6 +273,23 @@ import Testing
                 #expect(head.body.isEmpty)
                 #expect(head.head.contains("access-control-allow-origin: https://app.example"), "\(path)")
             }
+            // A read with a token or `Last-Event-ID` is preflighted too; any other method gets 405 with Allow.
+            for path in ["/rooms/test/log", "/rooms/test/timers"] {
+                let preflight = try await HTTPGet(
+                    port: server.port, method: "OPTIONS", path: path, headers: ["Origin: https://app.example"])
+                #expect(preflight.status == 204, "\(path): \(preflight.head)")
+                #expect(preflight.head.contains("access-control-allow-origin: https://app.example"))
+                #expect(preflight.head.contains("access-control-allow-methods: get\r\n"))
+                #expect(preflight.head.contains("access-control-allow-headers: authorization, last-event-id"))
+                let put = try await HTTPGet(port: server.port, method: "PUT", path: path)
+                #expect(put.status == 405)
+                #expect(put.head.contains("allow: get, head, options"))
+                let refused = try await HTTPGet(
+                    port: server.port, method: "OPTIONS", path: path, headers: ["Origin: https://evil.example"])
+                #expect(refused.status == 403)
+                #expect(!refused.head.contains("access-control-allow-origin"))
+            }
+            #expect(try await HTTPGet(port: server.port, method: "PUT", path: "/metrics").head.contains("allow: get, head"))
 
             let foreign = try await HTTPGet.post(
                 port: server.port, path: "/rooms/test", json: Self.increment, headers: ["Origin: https://evil.example"])
