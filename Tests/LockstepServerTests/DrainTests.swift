@@ -53,7 +53,8 @@ import Testing
         }
         let errors = messages.filter { if case .error = $0 { true } else { false } }
         #expect(errors.isEmpty)
-        #expect(acked.count >= 1 && acked.count < total, "the drain should stop the stream part way")
+        // How many more it read before the signal landed depends on the machine's scheduling, none included.
+        #expect(acked.count < total, "the drain should stop the stream part way")
         #expect(acked == (1...acked.count).map { "a\(backlog + 1 + $0)" })
         #expect(client.socket.closeCode == 1001)
 
