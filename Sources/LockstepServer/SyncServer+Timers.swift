@@ -135,22 +135,35 @@ extension SyncServer {
         timerWait = (due, task)
     }
 
+    /// Hands every due timer to its room in due order; a room not in memory is read first, and timers that come due
+    /// while it is being read wait behind those already waiting for it.
     private func fireDue() {
         for timer in timers.due(by: clock.epochMilliseconds) {
-            Task {
-                switch await self.room(named: timer.room, creating: true) {
-                case .success(let room?):
-                    self.pipeline.submit(.timer(timer), to: room, server: self)
-                    self.roomBecameIdle(room)
-                default:
-                    // Storage is away: the timer waits in the book and fires on the next try.
-                    self.timers.insert(timer)
-                    try? await self.clock.sleep(for: .seconds(1))
-                    self.armTimers()
-                }
+            if timersAwaitingRoom[timer.room] != nil {
+                timersAwaitingRoom[timer.room]?.append(timer)
+            } else if let room = rooms[timer.room] {
+                pipeline.submit(.timer(timer), to: room, server: self)
+                roomBecameIdle(room)
+            } else {
+                timersAwaitingRoom[timer.room] = [timer]
+                Task { await self.fireAwaiting(in: timer.room) }
             }
         }
         armTimers()
+    }
+
+    /// Reads a room that timers came due in, then hands them to it in order.
+    private func fireAwaiting(in name: String) async {
+        let read = await room(named: name, creating: true)
+        let due = timersAwaitingRoom.removeValue(forKey: name) ?? []
+        guard case .success(let room?) = read else {
+            // Storage is away: the timers wait in the book and fire on the next try.
+            for timer in due { timers.insert(timer) }
+            try? await clock.sleep(for: .seconds(1))
+            return armTimers()
+        }
+        for timer in due { pipeline.submit(.timer(timer), to: room, server: self) }
+        roomBecameIdle(room)
     }
 
     /// `GET /rooms/ROOM/timers`: the room's pending timers, soonest first (without their actions on a server with

@@ -54,6 +54,8 @@ public actor SyncServer {
     var timerOrder = 0
     /// The wait for the soonest pending timer, and when that timer is due.
     var timerWait: (due: Int, task: Task<Void, Never>)?
+    /// Due timers, in order, of rooms being read so that they can fire.
+    var timersAwaitingRoom: [String: [StoredTimer]] = [:]
     /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
     var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
     /// Set by `shutdown`: late timers find the log closed and do nothing.

@@ -206,4 +206,36 @@ import Testing
         #expect(log.filter { $0["cause"]?["kind"] == "timer" }.count == 1)
         #expect(try await HTTPGet(port: restarted.port, path: "/rooms/test/timers").json?["timers"] == [])
     }
+
+    /// Timers overdue when their room loads, as after a restart, apply in the order they came due, those due together
+    /// in the order they were scheduled.
+    @Test func overdueTimersApplyInDueOrderAfterARestart() async throws {
+        let directory = NSTemporaryDirectory() + "timers-order-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await ServerProcess.start(arguments: ["--app", "counter", "--data", directory])
+        // Scheduled latest first, so that due order is not scheduling order; pairs come due together.
+        var scheduled: [(due: Int, name: String)] = []
+        for number in 0..<60 {
+            let body = #"{"type":"action","action":{"type":"add","amount":1},"after":\#(500 + (60 - number) * 40),"timer":"t\#(number)"}"#
+            let answer = try await HTTPGet.post(port: server.port, path: "/rooms/test", json: body)
+            scheduled.append((try #require(answer.json?["due"]?.intValue), "t\(number)"))
+        }
+        server.kill9()
+        // Every timer is overdue when the server starts again.
+        let lastDue = try #require(scheduled.map(\.due).max())
+        while Int(Date().timeIntervalSince1970 * 1000) <= lastDue { try await Task.sleep(for: .milliseconds(20)) }
+        let restarted = try await ServerProcess.start(arguments: ["--app", "counter", "--data", directory])
+        defer { restarted.terminate() }
+        // The recording holds what is stored: every timer's change, once all have fired.
+        let fired = try await within(30, "the timers to fire after the restart") {
+            while true {
+                let log = try await HTTPGet(port: restarted.port, path: "/rooms/test/log?after=0").lines
+                let fired = log.compactMap { $0["cause"]?["timer"]?.stringValue }
+                if fired.count >= 60 { return fired }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let dueOrder = scheduled.enumerated().sorted { ($0.element.due, $0.offset) < ($1.element.due, $1.offset) }
+        #expect(fired == dueOrder.map(\.element.name))
+    }
 }
