@@ -45,16 +45,61 @@ public struct JSONDocument: PatchingReducer {
         }
     }
 
-    /// The `json` app, as `--app json` (the default) runs it.
-    public init() {}
+    /// The deepest the document may nest containers: as deep as a message may (``JSON/init(parsing:maxDepth:)``), so
+    /// every state can be written out, stored and read back, and no client can nest values one inside another until
+    /// the server runs out of stack.
+    public static let maxDepth = 512
+
+    /// The most one patch may write, in bytes as the change is sent (a `copy` writes the value it copies; a `move`
+    /// into a deeper place counts what it moves): a patch of a few kilobytes that copies the document into itself
+    /// again and again would otherwise double it with every operation.
+    public let maxChangeBytes: Int
+
+    /// The `json` app, as `--app json` (the default) runs it; `maxChangeBytes` bounds what one patch writes.
+    public init(maxChangeBytes: Int = 16 << 20) {
+        self.maxChangeBytes = maxChangeBytes
+    }
 
     public var initialState: JSON { .object([:]) }
 
     public func patch(_ state: inout JSON, with action: Action) throws(Rejection) -> Reduction<Action> {
+        let applied: AppliedPatch
         do {
-            return Reduction(try action.ops.applyRecording(to: &state))
+            applied = try action.ops.applyRecording(to: &state)
         } catch {
             throw Rejection("\(error)")
         }
+        if let excess = excess(of: applied.forward, in: state) {
+            _ = try? applied.inverse.apply(to: &state)
+            throw Rejection(excess)
+        }
+        return Reduction(applied)
+    }
+
+    /// Why the change `forward` made to `state` is refused, if it is: a value written deeper than ``maxDepth``, or
+    /// more written than ``maxChangeBytes``.
+    private func excess(of forward: JSONPatch, in state: JSON) -> String? {
+        var budget = maxChangeBytes
+        for operation in forward.operations {
+            let written: JSON
+            switch operation {
+            case .add(_, let value), .replace(_, let value):
+                written = value
+            case .move(let from, let path) where path.tokens.count > from.tokens.count:
+                // Moved deeper: only then can it pass the depth limit.
+                guard let moved = state.value(at: path) else { continue }
+                written = moved
+            default:
+                continue
+            }
+            let depth = Self.maxDepth - operation.path.tokens.count
+            if depth < 0 || written.exceeds(depth: depth, budget: &budget) {
+                guard budget < 0 else {
+                    return "\(operation.path) would nest containers deeper than \(Self.maxDepth) levels"
+                }
+                return "the patch writes more than \(maxChangeBytes) bytes"
+            }
+        }
+        return nil
     }
 }

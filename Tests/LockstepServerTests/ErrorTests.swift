@@ -45,6 +45,37 @@ import LockstepTestSupport
         }
     }
 
+    /// Patches that would nest the room deeper than a message may, or copy it into itself until it fills memory, are
+    /// rejected; the room stays as it was and the server answers on.
+    @Test func patchesThatNestTooDeepOrCopyTheRoomIntoItselfAreRejected() async throws {
+        try await withServer(app: .json) { server in
+            let client = try await TestClient.connect(server, using: transport)
+            _ = try await client.nextJSON(type: "snapshot")
+            let deep = String(repeating: "[", count: 400) + String(repeating: "]", count: 400)
+            var path = "/d"
+            var codes: [JSON] = []
+            for number in 0..<2 {
+                client.sendRaw(#"{"type":"action","id":"n\#(number)","action":{"type":"patch","ops":[{"op":"add","path":"\#(path)","value":\#(deep)}]}}"#)
+                var answer = try await client.nextJSON()
+                while answer["type"] != "ack", answer["type"] != "error" { answer = try await client.nextJSON() }
+                codes.append(answer["code"] ?? answer["type"] ?? .null)
+                if number > 0 { #expect(answer["message"]?.stringValue?.contains("deeper than 512") == true) }
+                path += String(repeating: "/0", count: 300)
+            }
+            #expect(codes == ["ack", "rejected"])
+            let text = String(repeating: "x", count: 1000)
+            let copies = (0..<24).map { #"{"op":"copy","from":"","path":"/c\#($0)"}"# }.joined(separator: ",")
+            let bomb = #"{"type":"action","action":{"type":"patch","ops":[{"op":"add","path":"/s","value":"\#(text)"},\#(copies)]}}"#
+            let answer = try await HTTPGet.post(port: server.port, path: "/rooms/test", json: bomb)
+            #expect(answer.status == 422)
+            #expect(answer.json?["code"] == "rejected")
+            #expect(answer.json?["message"]?.stringValue?.contains("more than 16777216 bytes") == true)
+            let room = try #require(try await HTTPGet(port: server.port, path: "/rooms/test").json)
+            #expect(room["version"] == 1)
+            #expect(room["state"]?.objectValue?.keys.elementsEqual(["d"]) == true)
+        }
+    }
+
     @Test func binaryFramesAreBadJSON() async throws {
         try await withServer { server in
             let client = try await TestClient.connect(server, using: transport)
