@@ -45,7 +45,7 @@ public struct JSONDocument: PatchingReducer {
         }
     }
 
-    /// The deepest the document may nest containers: as deep as a message may (``JSON/init(parsing:maxDepth:)``), so
+    /// The deepest the document may nest containers: as deep as a message may (the parser's default `maxDepth`), so
     /// every state can be written out, stored and read back, and no client can nest values one inside another until
     /// the server runs out of stack.
     public static let maxDepth = 512
