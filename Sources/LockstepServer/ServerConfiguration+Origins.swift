@@ -6,4 +6,9 @@ extension ServerConfiguration {
         if let host, origin == "http://" + host.lowercased() { return true }
         return allowedOrigins.contains { $0 == "*" || $0.lowercased() == origin }
     }
+
+    /// Why a page at `origin` is refused, and what lets it in.
+    static func originRefusal(_ origin: String) -> String {
+        "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)"
+    }
 }

@@ -17,8 +17,7 @@ extension SyncServer {
                 to: .error(id: nil, code: code, message: message), room: name, status: status, headers: cors)
         }
         if let origin = request.header("origin"), cors.isEmpty {
-            return refuse(
-                403, "forbidden", "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)")
+            return refuse(403, "forbidden", ServerConfiguration.originRefusal(origin))
         }
         switch request.method {
         case "OPTIONS":
@@ -116,8 +115,7 @@ extension SyncServer {
     func respondToReadOnly(_ request: HTTPRequest) -> HTTPResponse {
         let cors = corsHeaders(for: request)
         if let origin = request.header("origin"), cors.isEmpty {
-            return HTTPResponse(
-                status: 403, text: "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)\n")
+            return HTTPResponse(status: 403, text: ServerConfiguration.originRefusal(origin) + "\n")
         }
         guard request.method == "OPTIONS" else {
             let refusal = HTTPResponse(status: 405, text: "\(request.method) is not a method of \(request.path)\n")

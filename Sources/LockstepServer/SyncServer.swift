@@ -162,8 +162,7 @@ public actor SyncServer {
         }
         if let path = request.query["path"], let refusal = Self.pathRefusal(path) { return refusal }
         if let origin = request.header("origin"), !configuration.allowsOrigin(origin, host: request.header("host")) {
-            let text = "origin \(origin) is not allowed: start the server with --allowed-origin \(origin)\n"
-            return HTTPResponse(status: 403, text: text)
+            return HTTPResponse(status: 403, text: ServerConfiguration.originRefusal(origin) + "\n")
         }
         guard !isDraining else {
             return HTTPResponse(status: 503, text: Self.drainingNotice + "\n")
