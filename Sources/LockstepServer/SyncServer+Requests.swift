@@ -30,11 +30,6 @@ extension SyncServer {
             return response
         }
         guard !isDraining else { return refuse(503, "unavailable", Self.drainingNotice) }
-        // libwebsockets reads a body by its Content-Length only: a body in chunks would arrive empty.
-        if request.header("transfer-encoding") != nil {
-            return refuse(
-                411, "bad_message", "send the body with a Content-Length header, not in chunks (Transfer-Encoding)")
-        }
         guard !request.bodyIsTooLarge else {
             return refuse(413, "too_large", "the body is over the \(configuration.maxFrameBytes)-byte limit")
         }

@@ -1,3 +1,5 @@
+internal import CLibWebSockets
+
 /// A plain HTTP request on the WebSocket port, so health checks and metrics need no second listener.
 /// Loop-bound; `header(_:)` answers only during `respond(to:)`.
 public final class HTTPRequest {
@@ -11,7 +13,7 @@ public final class HTTPRequest {
     public let query: [String: String]
     /// The request's body (a `POST`'s), at most the server's `maxMessageBytes`; empty for a request without one.
     public internal(set) var body: [UInt8] = []
-    /// The body was longer than `maxMessageBytes`: `body` holds none of it.
+    /// The body was longer than `maxMessageBytes`: `body` holds none of it (the request is answered at its head).
     public internal(set) var bodyIsTooLarge = false
 
     init(wsi: OpaquePointer, path: String) {
@@ -29,22 +31,15 @@ public final class HTTPRequest {
 
     func invalidate() { wsi = nil }
 
-    /// Whether a body follows the head: a `POST`, `PUT` or `PATCH` with a `Content-Length` above 0.
-    var expectsBody: Bool {
-        guard ["POST", "PUT", "PATCH"].contains(method), let wsi,
-            let length = HeaderAccess.header(wsi, named: "content-length").flatMap(Int.init)
-        else { return false }
-        return length > 0
+    /// The length of the body that follows the head, by its `Content-Length` (any method's: libwebsockets reads it
+    /// whatever the method); 0 for none.
+    var declaredBodyLength: Int {
+        guard let wsi, let value = HeaderAccess.token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) else { return 0 }
+        return MalformedRequest.bodyLength(value) ?? 0
     }
 
-    /// Adds a piece of the body as it arrives, keeping none of it past `limit` bytes.
-    func receive(_ piece: UnsafeRawBufferPointer, limit: Int) {
-        guard !bodyIsTooLarge else { return }
-        guard body.count + piece.count <= limit else {
-            bodyIsTooLarge = true
-            body = []
-            return
-        }
+    /// Adds a piece of the body as it arrives: at most the `Content-Length`, which is within the limit.
+    func receive(_ piece: UnsafeRawBufferPointer) {
         body.append(contentsOf: piece)
     }
 }

@@ -1,7 +1,8 @@
 internal import CLibWebSockets
 
-/// What makes a request that libwebsockets parsed anyway unfit to answer: its parser is lenient, so these are caught
-/// before the owner sees the request, and answered with HTTP 400.
+/// What makes a request that libwebsockets parsed anyway unfit to answer: its parser is lenient and its reading of
+/// bodies narrow, so these are caught before the owner sees the request, answered with HTTP 400 (411 for a body
+/// without a length), and the connection closed: what follows on it cannot be trusted to start a request.
 ///
 /// libwebsockets ends the path at the first space and keeps the rest of the request line as the version
 /// (`GET /rooms/a b HTTP/1.1` reads as path `/rooms/a`, version `b HTTP/1.1`), and takes a percent-encoded line break
@@ -13,6 +14,14 @@ enum MalformedRequest: Equatable {
     case upgradeVersion(String)
     /// A WebSocket handshake without a `Host` or `Sec-WebSocket-Key` header.
     case missingHeader(String)
+    /// A `Content-Length` that is not one number (RFC 9112 §6.3): libwebsockets would read a wrong body length and
+    /// take the rest of the body for the next request.
+    case contentLength(String)
+    /// A body without a `Content-Length`: in chunks (`Transfer-Encoding`), which libwebsockets does not decode, or a
+    /// `POST`, `PUT` or `PATCH` without either, whose body it would read until the connection closes.
+    case lengthRequired
+    /// A request with a body sent before the answer to the request ahead of it (see `ReadMark`).
+    case pipelinedBody
 
     /// Why the request whose headers `wsi` holds must be refused, or nil when it is well formed.
     static func check(_ wsi: OpaquePointer, upgrade: Bool) -> MalformedRequest? {
@@ -25,6 +34,26 @@ enum MalformedRequest: Equatable {
         return nil
     }
 
+    /// Why the body of the plain HTTP request whose head `wsi` holds cannot be read, or nil when it can (or there is
+    /// none).
+    static func checkBody(_ wsi: OpaquePointer, _ readMark: ReadMark) -> MalformedRequest? {
+        if HeaderAccess.header(wsi, named: "transfer-encoding") != nil { return .lengthRequired }
+        guard let declared = HeaderAccess.token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) else {
+            return ["POST", "PUT", "PATCH"].contains(HeaderAccess.method(wsi)) ? .lengthRequired : nil
+        }
+        // Repeated, the header's values arrive joined by commas: "5,5" is refused like "abc".
+        guard let length = bodyLength(declared) else { return .contentLength(declared) }
+        return length > 0 && readMark.isBuffered(wsi) ? .pipelinedBody : nil
+    }
+
+    /// The number a `Content-Length` value states: digits only, around them at most spaces and tabs, and small
+    /// enough to add to.
+    static func bodyLength(_ value: String) -> Int? {
+        let digits = value.utf8.drop { $0 == 32 || $0 == 9 }.reversed().drop { $0 == 32 || $0 == 9 }.reversed()
+        guard (1...18).contains(digits.count), digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self))
+    }
+
     /// What the client must change, as the body of the 400 answer.
     var message: String {
         switch self {
@@ -35,9 +64,16 @@ enum MalformedRequest: Equatable {
             "a WebSocket handshake needs HTTP/1.1, not \(version)\n"
         case .missingHeader(let name):
             "a WebSocket handshake needs a \(name) header\n"
+        case .contentLength(let value):
+            "Content-Length must be one number of bytes, not '\(value.prefix(40))'\n"
+        case .lengthRequired:
+            "send a request's body with a Content-Length header (not in chunks with Transfer-Encoding)\n"
+        case .pipelinedBody:
+            "a request with a body must wait for the answer to the request before it on the same connection "
+                + "(HTTP pipelining is for requests without a body); send it again\n"
         }
     }
 
     /// The HTTP answer.
-    var response: HTTPResponse { HTTPResponse(status: 400, text: message) }
+    var response: HTTPResponse { HTTPResponse(status: self == .lengthRequired ? 411 : 400, text: message) }
 }

@@ -69,14 +69,41 @@ func serverCallback(
 
     case LWS_CALLBACK_HTTP_BODY:
         guard let request = receivingRequest(in: user), let input else { return -1 }
-        request.receive(
-            UnsafeRawBufferPointer(start: input, count: length), limit: server(of: wsi).configuration.maxMessageBytes)
+        request.receive(UnsafeRawBufferPointer(start: input, count: length))
         return 0
 
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
         guard let request = receivingRequest(in: user) else { return -1 }
         releaseExchange(user)
+        setBodyWait(user, to: .settled)
         return respond(to: request, wsi, user, server: server(of: wsi))
+
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        let endingARequest = slot(.handedOver, of: user)?.load(as: Bool.self) ?? false
+        server(of: wsi).readMarks[wsi, default: ReadMark()].noteDrop(endingARequest: endingARequest)
+        return 0
+
+    case LWS_CALLBACK_HTTP_BIND_PROTOCOL:
+        server(of: wsi).readMarks[wsi, default: ReadMark()].noteBinding(of: wsi)
+        return 0
+
+    case LWS_CALLBACK_WSI_DESTROY:
+        server(of: wsi).readMarks[wsi] = nil
+        return 0
+
+    case LWS_CALLBACK_TIMER:
+        // Armed when a head announced a body: one still arriving has taken longer than the head may.
+        switch slot(.bodyWait, of: user).flatMap({ BodyWait(rawValue: $0.load(as: Int.self)) }) ?? .settled {
+        case .settled:
+            return 0
+        case .receiving:
+            let server = server(of: wsi)
+            let message = BodyWait.timeoutMessage(seconds: server.configuration.handshakeTimeoutSeconds)
+            refuse(wsi, with: HTTPResponse(status: 408, text: message), server: server)
+            return -1
+        case .discarding:
+            return -1
+        }
 
     case LWS_CALLBACK_HTTP_WRITEABLE:
         return writeHTTPBody(wsi, user)
@@ -134,8 +161,26 @@ private func connection(in user: UnsafeMutableRawPointer?) -> WebSocketConnectio
     return Unmanaged<WebSocketConnection>.fromOpaque(pointer).takeUnretainedValue()
 }
 
-private func exchangeSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    user.map { $0 + MemoryLayout<UnsafeMutableRawPointer?>.size }
+/// The per-session data of every connection, one pointer-sized slot each.
+enum SessionSlot: Int, CaseIterable {
+    /// The `WebSocketConnection`, unretained: `connections` owns it.
+    case connection
+    /// An `HTTPExchange`, retained.
+    case exchange
+    /// Its `BodyWait`.
+    case bodyWait
+    /// Whether a request was handed over with this per-session data (`ReadMark`).
+    case handedOver
+}
+
+private func slot(_ slot: SessionSlot, of user: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    user.map { $0 + slot.rawValue * MemoryLayout<UnsafeMutableRawPointer?>.size }
+}
+
+private func exchangeSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? { slot(.exchange, of: user) }
+
+private func setBodyWait(_ user: UnsafeMutableRawPointer?, to wait: BodyWait) {
+    slot(.bodyWait, of: user)?.storeBytes(of: wait.rawValue, as: Int.self)
 }
 
 private func releaseExchange(_ user: UnsafeMutableRawPointer?) {
@@ -160,7 +205,9 @@ private func handleHTTP(
     -> Int32
 {
     let server = server(of: wsi)
-    if let malformed = MalformedRequest.check(wsi, upgrade: false) {
+    slot(.handedOver, of: user)?.storeBytes(of: true, as: Bool.self)
+    let readMark = server.readMarks[wsi] ?? ReadMark()
+    if let malformed = MalformedRequest.check(wsi, upgrade: false) ?? MalformedRequest.checkBody(wsi, readMark) {
         // Written whole, as HTTP/1.1 (libwebsockets would answer the garbled version with 1.0), then closed: what
         // follows on the connection cannot be trusted to start a request.
         refuse(wsi, with: malformed.response, server: server)
@@ -168,8 +215,18 @@ private func handleHTTP(
     }
     let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
     let request = HTTPRequest(wsi: wsi, path: path)
-    guard request.expectsBody else { return respond(to: request, wsi, user, server: server) }
+    let bodyLength = request.declaredBodyLength
+    guard bodyLength > 0 else { return respond(to: request, wsi, user, server: server) }
+    // The whole body must follow within the time the head had: lws's own timeout restarts with every piece.
+    lws_set_timer_usecs(wsi, lws_usec_t(server.configuration.handshakeTimeoutSeconds) * 1_000_000)
+    guard bodyLength <= server.configuration.maxMessageBytes else {
+        // Answered at once; lws then reads the body past, and keeps the connection, unless it takes too long.
+        request.bodyIsTooLarge = true
+        setBodyWait(user, to: .discarding)
+        return respond(to: request, wsi, user, server: server)
+    }
     // The body arrives in LWS_CALLBACK_HTTP_BODY callbacks; the head stays readable until it is whole.
+    setBodyWait(user, to: .receiving)
     let exchange = HTTPExchange(body: [])
     exchange.receiving = request
     return storeExchange(exchange, in: user) ? 0 : -1

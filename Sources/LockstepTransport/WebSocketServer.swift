@@ -26,7 +26,8 @@ public final class WebSocketServer: @unchecked Sendable {
         /// Whether libwebsockets logs warnings too (errors are always logged).
         public var logWarnings: Bool
         /// Seconds a new connection has to send its whole request (WebSocket handshake or HTTP) before lws
-        /// closes it; bounds slowloris clients. lws's `timeout_secs` and `timeout_secs_ah_idle`.
+        /// closes it, and an HTTP request's body has after its head (`BodyWait`); bounds slowloris clients. lws's
+        /// `timeout_secs` and `timeout_secs_ah_idle`.
         public var handshakeTimeoutSeconds: Int
         /// Seconds an HTTP answer may wait for its producer (a deferred response, or a streamed body that answered
         /// `.later`) before lws closes the connection; bounds answers that never come.
@@ -75,6 +76,8 @@ public final class WebSocketServer: @unchecked Sendable {
     let delegate: any WebSocketServerDelegate
     var connections: [UInt64: WebSocketConnection] = [:]
     var nextID: UInt64 = 1
+    /// Each open HTTP connection's `ReadMark`.
+    var readMarks: [OpaquePointer: ReadMark] = [:]
     /// Streams that had frames appended in this pass of the loop; their followers are woken once, at its end.
     private var streamsToWake: [BroadcastStream] = []
     /// HTTP answers that came in this pass, written at its end (`answerReady`).
@@ -141,8 +144,7 @@ public final class WebSocketServer: @unchecked Sendable {
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(name)
         protocols[0].callback = serverCallback
-        // Slot 0: the WebSocketConnection (unretained; `connections` owns it). Slot 1: an HTTPExchange (retained).
-        protocols[0].per_session_data_size = 2 * MemoryLayout<UnsafeMutableRawPointer?>.size
+        protocols[0].per_session_data_size = SessionSlot.allCases.count * MemoryLayout<UnsafeMutableRawPointer?>.size
         protocols[0].rx_buffer_size = configuration.receiveBufferBytes
         protocols[0].tx_packet_size = configuration.coalesceBytes
 

@@ -56,18 +56,46 @@ import LockstepTestSupport
             #expect(try await honest.next { $0.isAck } == .ack(id: "late", version: 1))
         }
     }
+
+    /// A request's body has the time its head had, in all: libwebsockets' own timeout starts again with each piece,
+    /// so a body trickled a byte at a time held the connection for good. Within the limit or over it (answered `413`
+    /// at its head and read past), a body that takes longer closes the connection.
+    @Test(arguments: EventLoopBackend.allCases)
+    func aTrickledBodyIsClosedAfterTheHandshakeTimeout(eventLoop: EventLoopBackend) async throws {
+        try await withServer(configure: {
+            $0.handshakeTimeout = .seconds(1)
+            $0.eventLoop = eventLoop
+        }) { server in
+            let port = server.port
+            @Sendable func trickle(announcing length: Int) -> Double? {
+                let head = "POST /rooms/test HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(length)\r\n\r\n"
+                return try? Slowloris.secondsUntilClosed(port: port, interval: .milliseconds(100), head: head)
+            }
+            let (within, over) = await (
+                onThread { trickle(announcing: 1_000) }, onThread { trickle(announcing: 1 << 40) }
+            )
+            #expect(within.map { $0 < 4 } == true, "closed after \(within.map { "\($0)" } ?? "never") s")
+            #expect(over.map { $0 < 4 } == true, "closed after \(over.map { "\($0)" } ?? "never") s")
+            // Neither body reached the room.
+            let read = try await HTTPGet(port: port, path: "/rooms/test")
+            #expect(read.status == 404)
+        }
+    }
 }
 
 /// Clients that hold a socket by never finishing their request.
 enum Slowloris {
-    /// Seconds from connecting until the server closes the socket (nil: still open after 10 s).
-    /// With `interval`, one more byte of an endless header is sent every `interval`.
-    static func secondsUntilClosed(port: Int, interval: Duration?) throws -> Double? {
+    /// Seconds from connecting until the server closes the socket (nil: still open after 10 s). `head` is sent first;
+    /// with `interval`, one more byte (of an endless header, or of a body) every `interval`.
+    static func secondsUntilClosed(
+        port: Int, interval: Duration?, head: String = "GET /rooms/test HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+    ) throws -> Double? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         try RawSocket.connect(fd, port: port)
         let started = ContinuousClock.now
-        try RawSocket.write(fd, Array("GET /rooms/test HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
+        try RawSocket.write(fd, Array(head.utf8))
         while started.duration(to: .now) < .seconds(10) {
             if let interval {
                 // The slow client's pace: a byte every `interval`, on a thread of its own.
@@ -78,8 +106,9 @@ enum Slowloris {
                 // Silent: looks for the close every 50 ms.
                 usleep(50_000)
             }
-            var byte: UInt8 = 0
-            let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
+            // An answer before the close (a 408, a 413) is read past.
+            var answer = [UInt8](repeating: 0, count: 4_096)
+            let count = recv(fd, &answer, answer.count, Int32(MSG_DONTWAIT))
             if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return seconds(since: started) }
         }
         return nil
