@@ -32,6 +32,17 @@ struct RoomTimeline {
         }
     }
 
+    /// Takes up the inverses of the changes a log holds (oldest first), for a room read back into memory: the newest
+    /// run of them without a gap that ends at `version`, the room's current one.
+    mutating func restore(_ changes: [(version: Int, inverse: JSONPatch?)], through version: Int) {
+        var run: [Step] = []
+        for change in changes.reversed() {
+            guard change.version == version - run.count, let inverse = change.inverse else { break }
+            run.append(Step(version: change.version, inverse: inverse))
+        }
+        steps = Deque(run.reversed())
+    }
+
     /// Forgets the changes after `version`: they were taken back.
     mutating func forget(after version: Int) {
         while let last = steps.last, last.version > version { steps.removeLast() }

@@ -88,6 +88,12 @@ extension SyncServer {
             recent: image.recent.compactMap { Room.loggedPatch($0, parts: privateParts)?.patch }
         )
         room.changesSinceSnapshot = store.version - image.snapshotVersion
+        // Past states within the window (a view resuming) are rebuilt as before the room left memory; not across a
+        // migration, where the room's history starts over.
+        if image.replay?.migratedFrom == nil {
+            room.timeline.restore(
+                image.recent.map { ($0.version, try? $0.parsedRecord().inverse) }, through: store.version)
+        }
         room.privateParts = privateParts
         if let epoch = image.epoch {
             room.epoch = epoch
