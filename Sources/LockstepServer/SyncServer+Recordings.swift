@@ -20,8 +20,8 @@ extension SyncServer {
             }
             version = number
         }
-        // The newest version a recording holds is the newest clients have received.
-        let newest = read.isLog ? room.releasedVersion : room.store.version
+        // The newest version a read shows is the newest clients have received: stored.
+        let newest = room.releasedVersion
         var start: Int
         if let version {
             start = version

@@ -45,7 +45,8 @@ extension SyncServer {
         }
     }
 
-    /// `room`'s state and version as every client has them now (after what other servers of a cluster committed).
+    /// `room`'s state and version as every client has them now (after what other servers of a cluster committed, and
+    /// without changes still being stored).
     ///
     /// - Parameter room: The room's name.
     /// - Throws: ``RoomRequestError`` `not_found` for a room that was never created, `unavailable` when storage cannot
@@ -57,7 +58,7 @@ extension SyncServer {
         }
         defer { roomBecameIdle(found) }
         do {
-            return (found.store.version, try found.store.stateJSON())
+            return try releasedState(of: found)
         } catch {
             throw RoomRequestError(code: "unavailable", message: "\(error)")
         }

@@ -107,6 +107,14 @@ extension SyncServer {
         return state
     }
 
+    /// The newest version of `room` its clients have received, and its state: the store's less the changes still
+    /// being stored, so that a read never shows what a crash could take back.
+    func releasedState(of room: Room) throws -> (version: Int, state: JSON) {
+        let version = room.releasedVersion
+        guard version < room.store.version else { return (version, try room.store.stateJSON()) }
+        return (version, try state(of: room, at: version, older: []))
+    }
+
     /// The state of a past version of `room` for an HTTP read, reading storage beyond memory.
     func pastState(of room: Room, at version: Int) async throws(TimeTravelError) -> JSON {
         let older = room.needsStoredHistory(toReach: version) ? await storedHistory(of: room, from: version) : []

@@ -618,9 +618,8 @@ public actor SyncServer {
         }
         if let answer = await timeTravelResponse(to: read, in: room) { return answer }
         do {
-            let body = read.body(
-                room: room.name, version: room.store.version, state: try room.store.stateJSON(), epoch: room.epoch,
-                parts: privateParts)
+            let (version, state) = try releasedState(of: room)
+            let body = read.body(room: room.name, version: version, state: state, epoch: room.epoch, parts: privateParts)
             return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
         } catch {
             return HTTPResponse(status: 500, text: "\(error)\n")

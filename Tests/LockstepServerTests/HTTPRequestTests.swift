@@ -192,6 +192,41 @@ import Testing
         #expect(try await HTTPGet(port: restarted.port, path: "/rooms/test").json?["state"] == ["count": 1])
     }
 
+    /// A read shows what is stored, never a change still being written: the version a `GET` answered survives a
+    /// `kill -9` that comes right after it, while eight writers keep the room's writes busy.
+    @Test func whatAReadShowedSurvivesKill9() async throws {
+        for round in 0..<4 {
+            let directory = NSTemporaryDirectory() + "http-read-kill-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let arguments = ["--app", "counter", "--data", directory, "--rate-limit", "0"]
+            let server = try await ServerProcess.start(arguments: arguments)
+            let port = server.port
+            let writers = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<8 {
+                        group.addTask {
+                            while !Task.isCancelled,
+                                (try? await HTTPGet.post(port: port, path: "/rooms/test", json: Self.increment)) != nil
+                            {}
+                        }
+                    }
+                }
+            }
+            var shown = 0
+            for _ in 0..<30 {
+                shown = max(shown, try await HTTPGet(port: port, path: "/rooms/test").json?["version"]?.intValue ?? 0)
+            }
+            server.kill9()
+            writers.cancel()
+            await writers.value
+            let restarted = try await ServerProcess.start(arguments: arguments)
+            defer { restarted.terminate() }
+            let stored = try await HTTPGet(port: restarted.port, path: "/rooms/test").json?["version"]?.intValue ?? 0
+            #expect(shown > 0)
+            #expect(stored >= shown, "round \(round): a read showed version \(shown), the log kept \(stored)")
+        }
+    }
+
     @Test func aSessionMakesRequestsItsOwnForUndoMine() async throws {
         try await withServer(app: .counter) { server in
             let alice = try await TestClient.connect(server, query: "session=alice", using: sharedTransport)
