@@ -167,8 +167,14 @@ extension SyncServer {
     }
 
     /// `GET /rooms/ROOM/timers`: the room's pending timers, soonest first (without their actions on a server with
-    /// private parts).
+    /// private parts); `404` for a room no one has used (nor scheduled a timer in), as its other reads.
     func timersResponse(room name: String) async -> HTTPResponse {
+        var notFound: HTTPResponse?
+        switch await roomToRead(name) {
+        case .found: break
+        case .answered(let answer) where answer.status == 404: notFound = answer
+        case .answered(let answer): return answer
+        }
         let listed: [StoredTimer]
         if pipeline.timerPoll == nil {
             listed = timers.pending(in: name)
@@ -179,6 +185,7 @@ extension SyncServer {
             }
             listed = stored
         }
+        if let notFound, listed.isEmpty { return notFound }
         let entries = listed.compactMap { timer in
             TimerRecord(timer.request)?.listing(of: timer, withAction: privateParts.isEmpty)
         }

@@ -601,16 +601,31 @@ public actor SyncServer {
         }
     }
 
+    /// The room named `name` for an HTTP read, read into memory when it is not there; or the answer instead: `404`
+    /// for a room no one has used, `503` when storage cannot be read.
+    func roomToRead(_ name: String) async -> RoomLookup {
+        switch await room(named: name, creating: false) {
+        case .success(let found?) where !(found.isProvisional && found.store.version == 0):
+            .found(found)
+        case .success:
+            .answered(HTTPResponse(status: 404, text: "no room named \(name)\n"))
+        case .failure(let error):
+            .answered(HTTPResponse(status: 503, text: "the room cannot be read: \(error)\n"))
+        }
+    }
+
+    /// What `roomToRead(_:)` found.
+    enum RoomLookup {
+        case found(Room)
+        case answered(HTTPResponse)
+    }
+
     /// The answer to `GET /rooms/ROOM` and its `?version=` and `/log` forms.
     private func answer(_ read: RoomRead) async -> HTTPResponse {
         let room: Room
-        switch await self.room(named: read.room, creating: false) {
-        case .success(let found?) where !(found.isProvisional && found.store.version == 0):
-            room = found
-        case .success:
-            return HTTPResponse(status: 404, text: "no room named \(read.room)\n")
-        case .failure(let error):
-            return HTTPResponse(status: 503, text: "the room cannot be read: \(error)\n")
+        switch await roomToRead(read.room) {
+        case .found(let found): room = found
+        case .answered(let answer): return answer
         }
         // A read after an ack through another server sees that change: the room first catches up with the log.
         guard await pipeline.prepareJoin(of: room, session: nil, server: self) else {

@@ -53,6 +53,8 @@ private struct Turns: Reducer {
             _ = try await client.nextJSON(type: "ack")
             let listed = try await HTTPGet(port: server.port, path: "/rooms/test/timers").json
             #expect(listed?["timers"]?[0]?["due"] == .int(5_000 + 50_000))
+            // A room no one used has no timers to list, as it has no state to read.
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/never-used/timers").status == 404)
             #expect(listed?["timers"]?.arrayValue?.count == 1)
             await clock.advance(by: .seconds(30))
             let patch = try await client.nextJSON(type: "patch")
