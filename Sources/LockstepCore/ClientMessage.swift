@@ -57,11 +57,12 @@ public enum ClientMessage: Sendable, Equatable {
         case "redo":
             self = .redo(id: id, mine: try Self.mine(in: object))
         case "history":
+            // A number with an exact integer value (`5`, `5.0`), as `seq` and `to` are read.
             switch object["limit"] {
             case nil, .null?:
                 self = .history(id: id, limit: nil)
-            case .int(let limit)? where limit >= 0:
-                self = .history(id: id, limit: limit)
+            case let value? where (value.intValue ?? -1) >= 0:
+                self = .history(id: id, limit: value.intValue)
             default:
                 throw .badMessage("\"limit\" must be a non-negative integer")
             }
