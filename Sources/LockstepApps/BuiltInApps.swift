@@ -2,8 +2,13 @@ public import LockstepCore
 
 extension App {
     /// Any JSON document, changed by JSON Patch actions (the default).
-    public static let json = App(
-        "json", summary: "any JSON document, changed by RFC 6902 patches", reducer: JSONDocument())
+    public static let json = json(maxChangeBytes: JSONDocument.defaultMaxChangeBytes)
+    /// The same, one patch writing at most `maxChangeBytes`.
+    public static func json(maxChangeBytes: Int) -> App {
+        App(
+            "json", summary: "any JSON document, changed by RFC 6902 patches",
+            reducer: JSONDocument(maxChangeBytes: maxChangeBytes))
+    }
     /// One shared number.
     public static let counter = App("counter", summary: "a shared number", reducer: Counter())
     /// A shared to-do list.

@@ -55,8 +55,11 @@ public struct JSONDocument: PatchingReducer {
     /// again and again would otherwise double it with every operation.
     public let maxChangeBytes: Int
 
+    /// `maxChangeBytes` unless told otherwise (`lockstep serve --max-change`): 16 MiB.
+    public static let defaultMaxChangeBytes = 16 << 20
+
     /// The `json` app, as `--app json` (the default) runs it; `maxChangeBytes` bounds what one patch writes.
-    public init(maxChangeBytes: Int = 16 << 20) {
+    public init(maxChangeBytes: Int = defaultMaxChangeBytes) {
         self.maxChangeBytes = maxChangeBytes
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LockstepApps
 import LockstepCore
 import LockstepPostgres
 import LockstepServer
@@ -28,6 +29,13 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Largest message a client may send, in bytes (larger: too_large, close 1009).")
     var maxFrame = 1 << 20
+
+    @Option(
+        help: """
+            Most bytes one patch of the json app may write (a copy counts what it copies); a larger one is \
+            rejected, the room left as it was.
+            """)
+    var maxChange = JSONDocument.defaultMaxChangeBytes
 
     @Option(help: "Bytes of broadcasts a connection may leave unwritten before its progress is watched.")
     var queueLimit = 4 << 20
@@ -208,7 +216,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--\(name) cannot be negative")
         }
         for (name, value) in [
-            ("max-frame", maxFrame), ("queue-limit", queueLimit), ("max-connections", maxConnections ?? 1),
+            ("max-frame", maxFrame), ("max-change", maxChange), ("queue-limit", queueLimit),
+            ("max-connections", maxConnections ?? 1),
             ("receive-buffer", receiveBuffer),
         ]
         where value <= 0 {
@@ -248,7 +257,8 @@ struct Serve: AsyncParsableCommand {
         logFormat.bootstrap()
         var logger = Logger(label: "lockstep")
         logger.logLevel = logLevel
-        let served = app.flatMap(CommandApps.named) ?? CommandApps.first
+        var served = app.flatMap(CommandApps.named) ?? CommandApps.first
+        if served.name == App.json.name { served = .json(maxChangeBytes: maxChange) }
         var configuration = ServerConfiguration(app: served)
         configuration.host = host
         configuration.port = port

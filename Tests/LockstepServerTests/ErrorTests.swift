@@ -76,6 +76,22 @@ import LockstepTestSupport
         }
     }
 
+    /// `lockstep serve --max-change`: the json app's bound on what one patch writes.
+    @Test func maxChangeBoundsWhatOnePatchOfTheJSONAppWrites() async throws {
+        let server = try await ServerProcess.start(arguments: ["--memory", "--app", "json", "--max-change", "1000"])
+        defer { server.terminate() }
+        func write(_ count: Int) async throws -> HTTPGet {
+            let text = String(repeating: "x", count: count)
+            let add = #"{"op":"add","path":"/s","value":"\#(text)"}"#
+            let patch = #"{"type":"action","action":{"type":"patch","ops":[\#(add)]}}"#
+            return try await HTTPGet.post(port: server.port, path: "/rooms/test", json: patch)
+        }
+        #expect(try await write(900).status == 200)
+        let over = try await write(1_100)
+        #expect(over.status == 422)
+        #expect(over.json?["message"]?.stringValue?.contains("more than 1000 bytes") == true)
+    }
+
     @Test func binaryFramesAreBadJSON() async throws {
         try await withServer { server in
             let client = try await TestClient.connect(server, using: transport)
