@@ -258,7 +258,10 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "lockstep")
         logger.logLevel = logLevel
         var served = app.flatMap(CommandApps.named) ?? CommandApps.first
-        if served.name == App.json.name { served = .json(maxChangeBytes: maxChange) }
+        // The built-in json app (not an app of one's own by that name) with the bound `--max-change` gives it.
+        if served.name == App.json.name, served.summary == App.json.summary {
+            served = .json(maxChangeBytes: maxChange)
+        }
         var configuration = ServerConfiguration(app: served)
         configuration.host = host
         configuration.port = port
