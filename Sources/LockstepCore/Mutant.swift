@@ -39,9 +39,12 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// `SessionMarks.rollBack`: refusals that the requests taken back had made holes of are forgotten, so a later
     /// request stored covers them and a client that sends one again is told it was applied.
     case rollBackForgetsRefusals
-    /// In the simulation's model of `SharedLogPipeline.answerFailed` (not in the server): the requests a connection
-    /// sent after one whose commit went unanswered are applied, so its session's mark passes one that may be lost.
+    /// `SharedRoomQueue.writeFailed`: the requests a connection sent after one whose commit went unanswered stay
+    /// queued and are applied, so its session's mark passes one that may be lost.
     case queuedAfterUncertainApplied
+    /// `SharedRoomQueue.writeFailed`: a connection whose request may or may not be stored is sent away only after
+    /// the batch's replies, so a reply to a later request reaches it before the one it sent first is answered.
+    case awayAfterReplies
     /// In the simulation's model of a timer's firing write (not in the server): a server fires a timer from its book
     /// without checking, under the room's lock, that the log still holds its row.
     case timerFiresWithoutRowCheck

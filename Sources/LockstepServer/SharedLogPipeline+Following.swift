@@ -31,7 +31,7 @@ extension SharedLogPipeline {
                 if let room = server.rooms[name] { readRemotePeers(of: room, server: server) }
             case .resynchronise:
                 for room in server.rooms.values {
-                    state(of: room).machine.mayHaveMissed()
+                    state(of: room).queue.machine.mayHaveMissed()
                     pump(room, server: server)
                     readRemotePeers(of: room, server: server)
                 }
@@ -44,7 +44,7 @@ extension SharedLogPipeline {
     private func committed(_ name: String, version: Int, server: isolated some RoomHost) {
         guard let room = server.rooms[name], version > room.store.version else { return }
         let state = state(of: room)
-        state.machine.announced(version: version)
+        state.queue.machine.announced(version: version)
         pump(room, server: server)
         follow(room, state, server: server)
     }
@@ -66,7 +66,7 @@ extension SharedLogPipeline {
     func catchUp(_ room: Room, server: isolated some RoomHost) async -> CatchUp {
         let name = room.name
         let state = state(of: room)
-        guard state.machine.mayApplyCommitted else { return checkLater(room, state, server: server) }
+        guard state.queue.machine.mayApplyCommitted else { return checkLater(room, state, server: server) }
         let after = room.store.version
         let result: Result<[StoredChange], StorageError>
         do throws(StorageError) {
@@ -77,7 +77,7 @@ extension SharedLogPipeline {
         guard server.rooms[name] === room else { return .failed }
         switch result {
         case .success(let changes):
-            guard state.machine.mayApplyCommitted, room.store.version >= after else {
+            guard state.queue.machine.mayApplyCommitted, room.store.version >= after else {
                 return checkLater(room, state, server: server)
             }
             guard applyCommitted(changes, to: room, server: server) else {
@@ -94,7 +94,7 @@ extension SharedLogPipeline {
 
     /// Leaves the check to the pump, once the room's own write has settled.
     private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) -> CatchUp {
-        state.machine.mayHaveMissed()
+        state.queue.machine.mayHaveMissed()
         pump(room, server: server)
         return .deferred
     }
@@ -102,16 +102,16 @@ extension SharedLogPipeline {
     /// Follows other servers' commits beside the room's own writes, so its clients see them while its next write
     /// waits for the room's lock; one at a time per room, while it makes progress.
     private func follow(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) {
-        guard state.machine.startFollowing() else { return }
+        guard state.queue.machine.startFollowing() else { return }
         Task {
             var reached = -1
-            while server.rooms[room.name] === room, state.machine.announced > room.store.version,
+            while server.rooms[room.name] === room, state.queue.machine.announced > room.store.version,
                 room.store.version > reached
             {
                 reached = room.store.version
                 guard await catchUp(room, server: server) == .caughtUp else { break }
             }
-            state.machine.followingFinished()
+            state.queue.machine.followingFinished()
         }
     }
 
@@ -163,7 +163,7 @@ extension SharedLogPipeline {
 
     /// The room's clients on other servers are read, and what was committed while it was read is fetched next.
     func installed(_ room: Room, server: isolated some RoomHost) {
-        state(of: room).machine.mayHaveMissed()
+        state(of: room).queue.machine.mayHaveMissed()
         readRemotePeers(of: room, server: server)
         pump(room, server: server)
     }

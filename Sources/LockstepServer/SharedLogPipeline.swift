@@ -53,13 +53,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Applied in the room's next locked write, after what other servers committed before it.
     func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost) {
-        enqueue(.input(input), in: room, server: server)
-    }
-
-    private func enqueue(_ item: SharedRoomState.Incoming, in room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
-        state.incoming.append(item)
-        if state.machine.received(needsWrite: item.needsWrite) == .startPump { startPump(room, state, server: server) }
+        if state.queue.receive(input) == .startPump { startPump(room, state, server: server) }
     }
 
     func commit(
@@ -85,13 +80,12 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost) {
         let room = requester.room
         let state = state(of: room)
-        switch state.machine.replyReady(writesIdle: state.writes.isIdle) {
+        switch state.queue.route((requester, answer), writesIdle: state.writes.isIdle) {
         case .holdWithWrite:
             state.writes.pending.append(.reply(requester, answer))
-        case .answerNow:
+        case .send:
             requester.answer(answer)
-        case .queue(let wake):
-            state.incoming.append(.reply(requester, answer))
+        case .queued(let wake):
             if wake == .startPump { startPump(room, state, server: server) }
         }
     }
@@ -104,28 +98,26 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
     func pump(_ room: Room, server: isolated some RoomHost) {
         let state = state(of: room)
-        if state.machine.wake() == .startPump { startPump(room, state, server: server) }
+        if state.queue.machine.wake() == .startPump { startPump(room, state, server: server) }
     }
 
     /// The room's one task of writes and catch-ups: it does what the machine says, step by step, until it says idle.
     private func startPump(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) {
         Task {
             while true {
-                let step = state.machine.next(
+                let step = state.queue.next(
                     roomActive: !server.isStopped && server.rooms[room.name] === room,
                     hasWrites: state.writes.hasWrites, version: room.store.version)
                 switch step {
-                case .startWrite(let attempt):
-                    await write(room, state, attempt: attempt, server: server)
-                case .flushReplies:
-                    let replies = state.incoming
-                    state.incoming.removeAll()
-                    for case .reply(let requester, let answer) in replies { requester.answer(answer) }
-                case .startCatchUp:
+                case .write(let attempt, let marks):
+                    await write(room, state, attempt: attempt, marks: marks, server: server)
+                case .send(let replies):
+                    for (requester, answer) in replies { requester.answer(answer) }
+                case .catchUp:
                     let failed = await catchUp(room, server: server) == .failed
-                    if case .retryCatchUp(let delay) = state.machine.catchUpFinished(failed: failed) {
+                    if case .retryCatchUp(let delay) = state.queue.machine.catchUpFinished(failed: failed) {
                         try? await server.clock.sleep(for: delay)
-                        state.machine.retryDue()
+                        state.queue.machine.retryDue()
                     }
                 case .idle:
                     server.roomBecameIdle(room)
@@ -136,26 +128,25 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     /// One locked write: what other servers committed, then everything the room received, committed together.
-    private func write(_ room: Room, _ state: SharedRoomState, attempt: Int, server: isolated some RoomHost) async {
-        state.batch = state.incoming
-        state.incoming.removeAll()
+    private func write(
+        _ room: Room, _ state: SharedRoomState, attempt: Int, marks: [String], server: isolated some RoomHost
+    ) async {
         state.batchRows = []
         state.batchMarks = []
         state.batchEpoch = false
-        let sessions = Array(Set(state.batch.compactMap(\.markName)))
         let name = room.name
         let id = ObjectIdentifier(room)
         do throws(StorageError) {
-            try await storage.write(room: name, after: room.store.version, sessions: sessions) { catchUp in
+            try await storage.write(room: name, after: room.store.version, sessions: marks) { catchUp in
                 await self.prepare(name, id, attempt, catchUp, server: server)
             }
         } catch {
             server.logger.error("cannot commit a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
             var uncertain = false
             if case .uncertain = error { uncertain = true }
-            return end(state.machine.writeFailed(uncertain: uncertain), of: room, state, server: server)
+            return end(state.queue.writeFailed(uncertain: uncertain), of: room, state, server: server)
         }
-        end(state.machine.writeFinished(), of: room, state, server: server)
+        end(state.queue.writeFinished(), of: room, state, server: server)
     }
 
     /// Ends the write in flight as the machine decided.
@@ -167,22 +158,18 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// that is already there. They are sent away instead, to resume and send it again with its `seq`, which is then
     /// recognised if it was stored.
     private func end(
-        _ end: SharedLogMachine.WriteEnd, of room: Room, _ state: SharedRoomState, server: isolated some RoomHost
+        _ ending: SharedRoomQueue<RoomInput, SharedRoomState.Reply>.Ending, of room: Room, _ state: SharedRoomState,
+        server: isolated some RoomHost
     ) {
-        let batch = state.batch
-        state.batch.removeAll()
         let written = state.writes.finished()
-        switch end {
+        switch ending.end {
         case .release:
             room.store.releaseHistoryCheckpoint()
             server.marksStored(state.batchMarks)
             server.release(written)
-        case .answerUnavailable(let base):
+        case .answerUnavailable(let base), .sendAway(let base):
             if let base { rollBack(room, state, to: base, server: server) }
-            answerFailed(batch, in: room, uncertain: false, server: server)
-        case .sendAway(let base):
-            if let base { rollBack(room, state, to: base, server: server) }
-            answerFailed(batch, in: room, uncertain: true, server: server)
+            answerFailed(ending, in: room, server: server)
         }
     }
 
@@ -192,7 +179,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     ) -> RoomWrite {
         let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.sessionWrites())
         guard let room = server.rooms[name], ObjectIdentifier(room) == id,
-            state(of: room).machine.prepareCalled(attempt: attempt) == .apply
+            state(of: room).queue.prepare(attempt: attempt)
         else {
             return nothing
         }
@@ -208,10 +195,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         for mark in catchUp.marks { room.marks.adopt(mark) }
         room.loggedTimers = catchUp.timers
         let state = state(of: room)
-        state.machine.applyingBatch(from: room.store.version)
         // A failed commit takes the batch back to here.
         room.store.setHistoryCheckpoint()
-        for item in state.batch {
+        for item in state.queue.applyBatch(from: room.store.version) {
             switch item {
             case .input(let input):
                 server.apply(input, in: room)
@@ -219,7 +205,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 state.writes.pending.append(.reply(requester, answer))
             }
         }
-        state.machine.batchApplied()
+        state.queue.batchApplied()
         if !room.epochStored {
             room.epochStored = true
             state.writes.epochs[room.name] = room.epoch
@@ -231,22 +217,27 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         return RoomWrite(changes: rows, snapshots: snapshots.map { $0.encoded() }, sessions: sessions)
     }
 
-    /// Answers the requests of a write that failed; `uncertain` when it may have been committed.
+    /// Answers the requests of a write that failed, and sends away the connections whose requests may have been
+    /// committed after all, in the batch's order (``SharedRoomQueue/Ending/failures``).
     private func answerFailed(
-        _ batch: [SharedRoomState.Incoming], in room: Room, uncertain: Bool, server: isolated some RoomHost
+        _ ending: SharedRoomQueue<RoomInput, SharedRoomState.Reply>.Ending, in room: Room,
+        server: isolated some RoomHost
     ) {
-        var away: [Session] = []
-        for item in batch {
-            switch item {
-            case .input(.request(_, let session as Session, _)) where uncertain:
-                if !away.contains(where: { $0 === session }) { away.append(session) }
-            case .input(.request(let request, let requester, _)) where uncertain:
+        let notice = ServerMessage.error(
+            id: nil, code: "unavailable", message: "whether a request was stored is unknown: reconnect and resume")
+        for failure in ending.failures {
+            switch failure {
+            case .sendAway(let connection):
+                // One already sent away (its changes were taken back) has left the room.
+                guard let session = room.sessions.first(where: { ObjectIdentifier($0) == connection }) else { continue }
+                server.sendAway(session, telling: notice, reason: "a request's outcome is unknown")
+            case .answer(.request(let request, let requester, _)) where ending.isUncertain:
                 requester.answer(
                     .error(
                         id: request.message.id, code: "unavailable",
                         message:
                             "whether the request was stored is unknown: send it again with the same Idempotency-Key"))
-            case .input(.request(let request, let requester, _)):
+            case .answer(.request(let request, let requester, _)):
                 if let seq = request.seq, let name = requester.sessionName,
                     room.marks.writeFailed(seq, of: name.value, now: Date().timeIntervalSince1970) == .duplicate
                 {
@@ -255,30 +246,19 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 }
                 requester.answer(
                     .error(id: request.message.id, code: "unavailable", message: RequestAnswer.unavailable))
-            case .input(.effect(let action, _)):
+            case .answer(.effect(let action, _)):
                 server.logger.warning(
                     "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
-            case .input(.timer):
+            case .answer(.timer):
                 // Still in the log: the next read of the log's timers arms it again.
                 break
-            case .input(.membership(let action, _, let kind)):
+            case .answer(.membership(let action, _, let kind)):
                 server.logger.warning(
                     "an app's \(kind.rawValue) action is lost",
                     metadata: ["room": "\(room.name)", "action": "\(action)"])
-            case .reply(let requester, let answer):
+            case .send(let requester, let answer):
                 requester.answer(answer)
             }
-        }
-        // What these connections sent after it is not applied either: its `seq` would move the session's mark past
-        // a request that may not be stored, and the resumed client would not send that one again.
-        state(of: room).incoming.removeAll { item in
-            guard case .input(.request(_, let session as Session, _)) = item else { return false }
-            return away.contains { $0 === session }
-        }
-        let notice = ServerMessage.error(
-            id: nil, code: "unavailable", message: "whether a request was stored is unknown: reconnect and resume")
-        for session in away where session.connection.context as? Session === session {
-            server.sendAway(session, telling: notice, reason: "a request's outcome is unknown")
         }
     }
 

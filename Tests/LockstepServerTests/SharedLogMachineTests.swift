@@ -69,7 +69,7 @@ import Testing
             }
         }
         #expect(simulation.violations.isEmpty, "seed \(seed): \(simulation.violations.first ?? "")")
-        #expect(simulation.machine.attempts > 100)
+        #expect(simulation.queue.machine.attempts > 100)
     }
 
     // MARK: - Requests and replies

@@ -89,7 +89,11 @@ struct SharedLogSimulation {
     }
 
     /// A request or a reply of the room's queue.
-    struct Item {
+    struct Item: BatchInput {
+        var markName: String? { nil }
+        /// Each input comes from a connection of its own, sent away when whether it was stored is unknown.
+        var connection: Int? { isInput ? id : nil }
+
         let id: Int
         let isInput: Bool
         /// The inputs received before it and not settled then: a reply may leave only once they are.
@@ -119,15 +123,14 @@ struct SharedLogSimulation {
         case caughtUp, deferred, failed
     }
 
-    var machine = SharedLogMachine()
+    /// The real queue of the room's turns, with its machine; inputs and replies are both `Item`s.
+    var queue = SharedRoomQueue<Item, Item>()
     var budget: Budget
     /// The room's version, and the database's.
     var version = 0
     var stored = 0
     var dropped = false
     var leftover = false
-    var incoming: [Item] = []
-    var batch: [Item] = []
     /// Replies held with the write in flight.
     var held: [Item] = []
     var nextID = 0
@@ -215,11 +218,12 @@ struct SharedLogSimulation {
     /// Once nothing runs: the room is idle, every input was answered, and it holds what was announced (a room
     /// dropped meanwhile only stops: its clients were sent away).
     private mutating func checkSettled() {
+        let machine = queue.machine
         check(machine.pump == .stopped && !machine.following, "nothing runs, yet the machine says \(machine)")
         check(machine.write == nil, "a write is left in flight")
         guard !dropped else { return }
         check(machine.isIdle, "nothing runs, yet the machine is not idle: \(machine)")
-        check(incoming.isEmpty, "requests are left waiting")
+        check(queue.incoming.isEmpty, "requests are left waiting")
         check(unsettled.isEmpty, "inputs \(unsettled.sorted()) were never answered")
         check(!machine.isBehind(version: version), "the room is behind: at \(version), announced \(machine.announced)")
         check(!leftover, "what waited to be stored was not")
@@ -234,17 +238,14 @@ struct SharedLogSimulation {
             budget.inputs -= 1
             let item = Item(id: makeID(), isInput: true, after: unsettled)
             unsettled.insert(item.id)
-            incoming.append(item)
-            if machine.received(needsWrite: true) == .startPump { schedulePump() }
+            if queue.receive(item) == .startPump { schedulePump() }
         case .reply:
             budget.replies -= 1
             let item = Item(id: makeID(), isInput: false, after: unsettled)
-            switch machine.replyReady(writesIdle: current?.top == nil && !leftover) {
-            case .answerNow: release(item)
+            switch queue.route(item, writesIdle: current?.top == nil && !leftover) {
+            case .send: release(item)
             case .holdWithWrite: fail("a reply outside any batch was held with the write")
-            case .queue(let wake):
-                incoming.append(item)
-                if wake == .startPump { schedulePump() }
+            case .queued(let wake): if wake == .startPump { schedulePump() }
             }
         case .announce:
             budget.otherCommits -= 1
@@ -258,7 +259,7 @@ struct SharedLogSimulation {
             committed(stored)
         case .resynchronise:
             budget.checks -= 1
-            machine.mayHaveMissed()
+            queue.machine.mayHaveMissed()
             wake()
         case .leftover:
             budget.leftovers -= 1
@@ -279,10 +280,9 @@ struct SharedLogSimulation {
             let write = current!
             current = nil
             if let top = write.top { stored = top }
-            let end = machine.writeFinished()
-            check(end == .release, "a committed write ended with \(end)")
-            for item in batch where item.isInput { unsettled.remove(item.id) }
-            batch = []
+            for case .input(let item) in queue.batch { unsettled.remove(item.id) }
+            let ending = queue.writeFinished()
+            check(ending.end == .release, "a committed write ended with \(ending.end)")
             for item in held { release(item) }
             held = []
             pumpTask = .running
@@ -298,7 +298,7 @@ struct SharedLogSimulation {
         case .pumpCatchUp(let ok):
             guard case .catchingUp(let after) = pumpTask else { return fail("no catch-up of the pump's runs") }
             let outcome = finishCatchUp(after: after, ok: ok)
-            if case .retryCatchUp = machine.catchUpFinished(failed: outcome == .failed) {
+            if case .retryCatchUp = queue.machine.catchUpFinished(failed: outcome == .failed) {
                 check(outcome == .failed, "a catch-up that did not fail is retried")
                 pumpTask = .sleeping
             } else {
@@ -307,7 +307,7 @@ struct SharedLogSimulation {
                 runPump()
             }
         case .retryDue:
-            machine.retryDue()
+            queue.machine.retryDue()
             pumpTask = .running
             runPump()
         case .followRead(let ok):
@@ -316,7 +316,7 @@ struct SharedLogSimulation {
             if finishCatchUp(after: after, ok: ok) == .caughtUp {
                 continueFollowing()
             } else {
-                machine.followingFinished()
+                queue.machine.followingFinished()
             }
         case .joinStart:
             budget.joins -= 1
@@ -336,7 +336,7 @@ struct SharedLogSimulation {
 
     /// `SharedLogPipeline.pump`: the task starts later.
     private mutating func wake() {
-        if machine.wake() == .startPump { schedulePump() }
+        if queue.machine.wake() == .startPump { schedulePump() }
     }
 
     private mutating func schedulePump() {
@@ -347,35 +347,31 @@ struct SharedLogSimulation {
     /// The pump's loop, from where it resumed to its next wait.
     private mutating func runPump() {
         while true {
-            let step = machine.next(roomActive: !dropped, hasWrites: leftover, version: version)
+            let step = queue.next(roomActive: !dropped, hasWrites: leftover, version: version)
             switch step {
-            case .startWrite(let attempt):
+            case .write(let attempt, _):
                 check(current == nil, "a second write started while one is in flight")
-                batch = incoming
-                incoming = []
                 current = DatabaseWrite(attempt: attempt)
                 pumpTask = .writing
                 return
-            case .flushReplies:
-                let replies = incoming
-                incoming = []
+            case .send(let replies):
                 for item in replies {
                     check(!item.isInput, "an input was flushed as a reply")
                     release(item)
                 }
-            case .startCatchUp:
+            case .catchUp:
                 if let after = startCatchUp() {
                     pumpTask = .catchingUp(after: after)
                     return
                 }
-                check(machine.catchUpFinished(failed: false) == .next, "a deferred catch-up is retried")
+                check(queue.machine.catchUpFinished(failed: false) == .next, "a deferred catch-up is retried")
             case .idle:
                 pumpTask = .none
                 guard !dropped else { return }
-                check(incoming.isEmpty, "the pump stopped with requests waiting")
+                check(queue.incoming.isEmpty, "the pump stopped with requests waiting")
                 check(!leftover, "the pump stopped with something to store")
-                check(!machine.isBehind(version: version), "the pump stopped behind what was announced")
-                check(machine.write == nil, "the pump stopped with a write in flight")
+                check(!queue.machine.isBehind(version: version), "the pump stopped behind what was announced")
+                check(queue.machine.write == nil, "the pump stopped with a write in flight")
                 return
             }
         }
@@ -384,28 +380,28 @@ struct SharedLogSimulation {
     /// `SharedLogPipeline.committed`: another server announced `version`.
     private mutating func committed(_ announced: Int) {
         guard !dropped, announced > version else { return }
-        machine.announced(version: announced)
+        queue.machine.announced(version: announced)
         wake()
-        guard machine.startFollowing() else { return }
+        guard queue.machine.startFollowing() else { return }
         followReached = -1
         continueFollowing()
     }
 
     private mutating func continueFollowing() {
-        if !dropped, machine.announced > version, version > followReached {
+        if !dropped, queue.machine.announced > version, version > followReached {
             followReached = version
             if let after = startCatchUp() {
                 followRead = after
                 return
             }
         }
-        machine.followingFinished()
+        queue.machine.followingFinished()
     }
 
     /// `SharedLogPipeline.catchUp` up to its read: the version read after, or nil when it was deferred at once.
     private mutating func startCatchUp() -> Int? {
-        guard machine.mayApplyCommitted else {
-            machine.mayHaveMissed()
+        guard queue.machine.mayApplyCommitted else {
+            queue.machine.mayHaveMissed()
             wake()
             return nil
         }
@@ -415,8 +411,8 @@ struct SharedLogSimulation {
     /// `SharedLogPipeline.catchUp` after its read.
     private mutating func finishCatchUp(after: Int, ok: Bool) -> CatchUp {
         guard !dropped, ok else { return .failed }
-        guard machine.mayApplyCommitted, version >= after else {
-            machine.mayHaveMissed()
+        guard queue.machine.mayApplyCommitted, version >= after else {
+            queue.machine.mayHaveMissed()
             wake()
             return .deferred
         }
@@ -429,7 +425,7 @@ struct SharedLogSimulation {
     private mutating func prepare(_ attempt: Int, followable: Bool) {
         let isCurrent = current?.attempt == attempt
         if isCurrent { current?.prepared = true } else { stale.removeAll { $0 == attempt } }
-        guard !dropped, machine.prepareCalled(attempt: attempt) == .apply else { return }
+        guard !dropped, queue.prepare(attempt: attempt) else { return }
         check(isCurrent, "attempt \(attempt), given up on, was prepared")
         guard followable else {
             dropped = true
@@ -437,20 +433,20 @@ struct SharedLogSimulation {
         }
         version = max(version, stored)
         let base = version
-        machine.applyingBatch(from: base)
-        for item in batch {
-            if item.isInput {
+        for item in queue.applyBatch(from: base) {
+            switch item {
+            case .input(let item):
                 version += 1
                 let ack = Item(id: makeID(), isInput: false, after: item.after.union([item.id]))
-                switch machine.replyReady(writesIdle: false) {
+                switch queue.route(ack, writesIdle: false) {
                 case .holdWithWrite: held.append(ack)
                 default: fail("an ack made while the batch is applied was not held with the write")
                 }
-            } else {
+            case .reply(let item):
                 held.append(item)
             }
         }
-        machine.batchApplied()
+        queue.batchApplied()
         applications[attempt, default: 0] += 1
         check(applications[attempt] == 1, "attempt \(attempt) was applied \(applications[attempt]!) times")
         current?.base = base
@@ -461,20 +457,21 @@ struct SharedLogSimulation {
     /// `SharedLogPipeline.end` after a failure.
     private mutating func writeFailed(_ write: DatabaseWrite, uncertain: Bool) {
         current = nil
-        let end = machine.writeFailed(uncertain: uncertain)
+        let ending = queue.writeFailed(uncertain: uncertain)
         let expected: SharedLogMachine.WriteEnd =
             uncertain ? .sendAway(rollBackTo: write.base) : .answerUnavailable(rollBackTo: write.base)
-        check(end == expected, "a failed write ended with \(end), not \(expected)")
+        check(ending.end == expected, "a failed write ended with \(ending.end), not \(expected)")
         if let base = write.base { version = base }
         held = []
-        for item in batch {
-            if item.isInput {
-                unsettled.remove(item.id)
-            } else {
-                release(item)
+        for failure in ending.failures {
+            switch failure {
+            case .answer(let item): unsettled.remove(item.id)
+            case .send(let item): release(item)
+            case .sendAway(let id):
+                check(uncertain, "input \(id) was sent away after a write that surely failed")
+                unsettled.remove(id)
             }
         }
-        batch = []
         pumpTask = .running
         runPump()
     }
@@ -489,18 +486,22 @@ struct SharedLogSimulation {
     // MARK: - Invariants
 
     private mutating func checkInvariants() {
-        check((machine.write == nil) == (current == nil), "the machine's write and the database's disagree")
-        if let write = machine.write, let current {
+        check((queue.machine.write == nil) == (current == nil), "the machine's write and the database's disagree")
+        if let write = queue.machine.write, let current {
             check(write.attempt == current.attempt, "the machine writes \(write.attempt), storage \(current.attempt)")
             check(write.batchBase == current.base, "the machine's batch base differs from the database's")
         }
-        check((machine.pump == .stopped) == (pumpTask == .none), "the pump is \(machine.pump), its task \(pumpTask)")
-        check(!machine.isIdle || (pumpTask == .none && followRead == nil), "idle while something runs")
-        check(!machine.isIdle || incoming.isEmpty, "idle while requests wait")
-        check(incoming.isEmpty == (machine.waiting == .nothing), "the queue and the machine disagree on what waits")
         check(
-            !incoming.contains(where: \.isInput) || machine.waiting == .inputs, "inputs wait, the machine says replies")
-        check(machine.following == (followRead != nil), "following runs without a read, or reads without running")
+            (queue.machine.pump == .stopped) == (pumpTask == .none),
+            "the pump is \(queue.machine.pump), its task \(pumpTask)")
+        check(!queue.machine.isIdle || (pumpTask == .none && followRead == nil), "idle while something runs")
+        check(!queue.machine.isIdle || queue.incoming.isEmpty, "idle while requests wait")
+        check(
+            queue.incoming.isEmpty == (queue.machine.waiting == .nothing),
+            "the queue and the machine disagree on what waits")
+        let inputWaits = queue.incoming.contains { if case .input = $0 { true } else { false } }
+        check(!inputWaits || queue.machine.waiting == .inputs, "inputs wait, the machine says replies")
+        check(queue.machine.following == (followRead != nil), "following runs without a read, or reads without running")
         if let current, let base = current.base, let top = current.top {
             check(base <= stored && version == top, "the room is not its batch on top of the database")
         } else if !dropped {

@@ -17,8 +17,10 @@ extension ClusterSimulation {
         else { return }
         switch frame {
         case .request(let request):
-            room.incoming.append(.input(request, connection: id))
-            if room.machine.received(needsWrite: true) == .startPump { schedulePump(room, on: server) }
+            let session = clients[connection.client].session
+            if room.queue.receive(.request(request, connection: id, session: session)) == .startPump {
+                schedulePump(room, on: server)
+            }
         case .read(let readID):
             reply(.readReply(id: readID, version: room.store.version), to: id, in: room, on: server)
         case .presence(let state):
@@ -29,12 +31,10 @@ extension ClusterSimulation {
 
     /// `SharedLogPipeline.reply`.
     func reply(_ frame: ServerFrame, to connection: Int, in room: SimulatedRoom, on server: SimulatedServer) {
-        switch room.machine.replyReady(writesIdle: room.held.isEmpty) {
+        switch room.queue.route((connection, frame), writesIdle: room.held.isEmpty) {
         case .holdWithWrite: room.held.append(.answer(connection: connection, frame))
-        case .answerNow: send(frame, to: connection)
-        case .queue(let wake):
-            room.incoming.append(.reply(connection: connection, frame))
-            if wake == .startPump { schedulePump(room, on: server) }
+        case .send: send(frame, to: connection)
+        case .queued(let wake): if wake == .startPump { schedulePump(room, on: server) }
         }
     }
 
@@ -158,14 +158,12 @@ extension ClusterSimulation {
     func runPump(_ room: SimulatedRoom, on server: SimulatedServer) {
         while true {
             let active = server.alive && server.rooms[room.name] === room
-            switch room.machine.next(roomActive: active, hasWrites: false, version: room.store.version) {
-            case .startWrite(let attempt):
-                return startWrite(room, attempt: attempt, on: server)
-            case .flushReplies:
-                let replies = room.incoming
-                room.incoming = []
-                for case .reply(let connection, let frame) in replies { send(frame, to: connection) }
-            case .startCatchUp:
+            switch room.queue.next(roomActive: active, hasWrites: false, version: room.store.version) {
+            case .write(let attempt, let marks):
+                return startWrite(room, attempt: attempt, marks: marks, on: server)
+            case .send(let replies):
+                for (connection, frame) in replies { send(frame, to: connection) }
+            case .catchUp:
                 if startCatchUp(room, .pump, on: server) { return }
                 _ = room.machine.catchUpFinished(failed: false)
             case .idle:
@@ -176,23 +174,16 @@ extension ClusterSimulation {
 
     // MARK: - Writes
 
-    private func startWrite(_ room: SimulatedRoom, attempt: Int, on server: SimulatedServer) {
-        room.batch = room.incoming
-        room.incoming = []
+    private func startWrite(_ room: SimulatedRoom, attempt: Int, marks: [String], on server: SimulatedServer) {
         room.batchRows = []
         room.batchStates = []
         room.batchMarks = []
         room.batchTimerOps = []
         room.batchCancels = []
-        var sessions: [String] = []
-        for case .input(_, let connection) in room.batch {
-            let session = clients[connections[connection]!.client].session
-            if !sessions.contains(session) { sessions.append(session) }
-        }
         let id = makeID()
         transactions[id] = Transaction(
             id: id, server: server.index, incarnation: server.incarnation, name: room.name, room: room.id,
-            attempt: attempt, after: room.store.version, sessions: sessions.sorted())
+            attempt: attempt, after: room.store.version, sessions: marks)
         room.transaction = id
         tasks.append(.lock(transaction: id))
     }
@@ -224,22 +215,21 @@ extension ClusterSimulation {
         _ room: SimulatedRoom, attempt: Int, missed: [StoredChange], marks: [StoredMark], on server: SimulatedServer,
         into transaction: inout Transaction
     ) {
-        guard room.machine.prepareCalled(attempt: attempt) == .apply else { return }
+        guard room.queue.prepare(attempt: attempt) else { return }
         guard applyCommitted(missed, to: room, on: server) else { return }
         for mark in marks { room.marks.adopt(mark) }
-        room.machine.applyingBatch(from: room.store.version)
         room.store.setHistoryCheckpoint()
-        for item in room.batch {
+        for item in room.queue.applyBatch(from: room.store.version) {
             switch item {
-            case .input(let request, let connection): apply(request, from: connection, in: room)
-            case .reply(let connection, let frame): room.held.append(.answer(connection: connection, frame))
-            case .timer(let timer): fire(timer, in: room)
-            case .timerGone(let name):
+            case .input(.request(let request, let connection, _)): apply(request, from: connection, in: room)
+            case .input(.timer(let timer)): fire(timer, in: room)
+            case .input(.timerGone(let name)):
                 room.batchTimerOps.append((name, nil))
                 room.loggedTimers[name] = nil
+            case .reply(let connection, let frame): room.held.append(.answer(connection: connection, frame))
             }
         }
-        room.machine.batchApplied()
+        room.queue.batchApplied()
         transaction.rows = room.batchRows
         transaction.states = room.batchStates
         transaction.marks = room.batchMarks
@@ -350,10 +340,9 @@ extension ClusterSimulation {
         guard server.alive, server.incarnation == transaction.incarnation,
             let room = server.rooms[transaction.name], room.id == transaction.room, room.transaction == transaction.id
         else { return }
-        let end =
-            committed && !uncertain
-            ? room.machine.writeFinished() : room.machine.writeFailed(uncertain: uncertain)
-        endWrite(end, of: room, on: server)
+        let ending =
+            committed && !uncertain ? room.queue.writeFinished() : room.queue.writeFailed(uncertain: uncertain)
+        endWrite(ending, of: room, on: server)
     }
 
     /// The server stops waiting for a write whose lock it has not got (its timeout); the transaction goes on.
@@ -365,17 +354,18 @@ extension ClusterSimulation {
             let room = server.rooms[transaction.name], room.id == transaction.room, room.transaction == transaction.id
         else { return }
         note("server \(server.index) gives up on transaction \(transaction.id)")
-        endWrite(room.machine.writeFailed(uncertain: false), of: room, on: server)
+        endWrite(room.queue.writeFailed(uncertain: false), of: room, on: server)
     }
 
     /// `SharedLogPipeline.end`, then the pump goes on.
-    private func endWrite(_ end: SharedLogMachine.WriteEnd, of room: SimulatedRoom, on server: SimulatedServer) {
-        let batch = room.batch
+    private func endWrite(
+        _ ending: SharedRoomQueue<SimulatedRoom.Input, SimulatedRoom.Reply>.Ending, of room: SimulatedRoom,
+        on server: SimulatedServer
+    ) {
         let held = room.held
-        room.batch = []
         room.held = []
         room.transaction = nil
-        switch end {
+        switch ending.end {
         case .release:
             room.store.releaseHistoryCheckpoint()
             for mark in room.batchMarks { room.marks.stored(mark) }
@@ -388,38 +378,23 @@ extension ClusterSimulation {
             }
             removeFiredSeparately(room, on: server)
         case .answerUnavailable(let base), .sendAway(let base):
-            var uncertain = false
-            if case .sendAway = end { uncertain = true }
             if let base { rollBack(room, to: base, on: server) }
-            for item in batch {
-                switch item {
-                case .input(let request, let connection):
-                    if uncertain {
-                        if room.connections.contains(connection) { sendAway(connection, from: room) }
-                        // What the connection sent after it waits in `incoming`: it is not applied either.
-                        #if LOCKSTEP_MUTANTS
-                        let dropsQueued = !Mutant.isActive(.queuedAfterUncertainApplied)
-                        #else
-                        let dropsQueued = true
-                        #endif
-                        if dropsQueued {
-                            room.incoming.removeAll { if case .input(_, connection) = $0 { true } else { false } }
-                        }
-                    } else {
-                        if let session = connections[connection].map({ clients[$0.client].session }),
-                            room.marks.writeFailed(request.seq, of: session, now: Double(step)) == .duplicate
-                        {
-                            let ack = ServerFrame.ack(
-                                id: request.id, version: room.store.version, duplicate: true, changed: false)
-                            send(ack, to: connection)
-                            continue
-                        }
-                        send(.error(id: request.id, code: "unavailable"), to: connection)
+            for failure in ending.failures {
+                switch failure {
+                case .sendAway(let connection):
+                    if room.connections.contains(connection) { sendAway(connection, from: room) }
+                case .answer(.request(let request, let connection, let session)):
+                    if room.marks.writeFailed(request.seq, of: session, now: Double(step)) == .duplicate {
+                        let ack = ServerFrame.ack(
+                            id: request.id, version: room.store.version, duplicate: true, changed: false)
+                        send(ack, to: connection)
+                        continue
                     }
-                case .reply(let connection, let frame):
-                    send(frame, to: connection)
-                case .timer, .timerGone:
+                    send(.error(id: request.id, code: "unavailable"), to: connection)
+                case .answer:
                     break
+                case .send(let connection, let frame):
+                    send(frame, to: connection)
                 }
             }
         }

@@ -72,9 +72,12 @@ extension ClusterSimulation {
     /// The mutant's separate write: the rows of timers fired by a committed write are removed by the next one.
     func removeFiredSeparately(_ room: SimulatedRoom, on server: SimulatedServer) {
         guard !room.firedAwaitingRemoval.isEmpty else { return }
-        for name in room.firedAwaitingRemoval { room.incoming.append(.timerGone(name)) }
+        var wake = SharedLogMachine.Wake.alreadyRunning
+        for name in room.firedAwaitingRemoval where room.queue.receive(.timerGone(name)) == .startPump {
+            wake = .startPump
+        }
         room.firedAwaitingRemoval = []
-        if room.machine.received(needsWrite: true) == .startPump { schedulePump(room, on: server) }
+        if wake == .startPump { schedulePump(room, on: server) }
     }
 
     /// The server's timer wait ends: each timer due by now goes to its room's turn (the room read first if need be);
@@ -90,8 +93,7 @@ extension ClusterSimulation {
             guard server.timers.timer(key)?.order == timer.order else { continue }
             note("server \(server.index) fires timer \(timer.name) of \(timer.room) (due \(timer.due))")
             server.timers.remove(key)
-            room.incoming.append(.timer(timer))
-            if room.machine.received(needsWrite: true) == .startPump { schedulePump(room, on: server) }
+            if room.queue.receive(.timer(timer)) == .startPump { schedulePump(room, on: server) }
         }
     }
 

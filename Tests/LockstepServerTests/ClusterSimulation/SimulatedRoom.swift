@@ -3,18 +3,32 @@ import LockstepJSON
 @testable import LockstepServer
 import LockstepStorage
 
-/// One room in one simulated server's memory, as ``SharedLogPipeline`` keeps it: the real store and
-/// ``SharedLogMachine``, session marks, the queue, the batch of the write in flight and what it holds back.
+/// One room in one simulated server's memory, as ``SharedLogPipeline`` keeps it: the real store, session marks and
+/// queue (``SharedRoomQueue``, with its ``SharedLogMachine``), and what the write in flight holds back.
 final class SimulatedRoom {
-    enum Incoming {
-        case input(SimulatedRequest, connection: Int)
-        case reply(connection: Int, ServerFrame)
+    /// What a room's turn applies.
+    enum Input: BatchInput {
+        /// A client's request on connection `connection`, of its session `session`.
+        case request(SimulatedRequest, connection: Int, session: String)
         /// A timer of the server's book came due: `SyncServer.fire` in the room's turn.
         case timer(StoredTimer)
         /// The removal of a fired timer's row in a write of its own (only the mutant
         /// `firedTimerRowRemovedSeparately` makes one).
         case timerGone(String)
+
+        /// The write reads the session's mark; a timer's row is read with the room's.
+        var markName: String? {
+            guard case .request(_, _, let session) = self else { return nil }
+            return session
+        }
+
+        var connection: Int? {
+            guard case .request(_, let connection, _) = self else { return nil }
+            return connection
+        }
     }
+
+    typealias Reply = (connection: Int, frame: ServerFrame)
 
     /// What a write holds back until its commit.
     enum Held {
@@ -26,10 +40,8 @@ final class SimulatedRoom {
     let id: Int
     let name: String
     var store: any RoomStore
-    var machine = SharedLogMachine()
+    var queue = SharedRoomQueue<Input, Reply>()
     var marks = SessionMarks()
-    var incoming: [Incoming] = []
-    var batch: [Incoming] = []
     var held: [Held] = []
     var batchRows: [StoredChange] = []
     /// The state after each of the batch's rows, for the log's checks.
@@ -59,6 +71,12 @@ final class SimulatedRoom {
     /// The step of the last notice of another server's peers, and of the last read of them at the database.
     var peersNoticedAt = -1
     var peersReadAt = -1
+
+    /// The decisions of the room's writes and catch-ups.
+    var machine: SharedLogMachine {
+        get { queue.machine }
+        set { queue.machine = newValue }
+    }
 
     init(id: Int, name: String, store: any RoomStore, messages: [[UInt8]]) {
         self.id = id
