@@ -106,6 +106,14 @@ struct SharedLogMachine: Equatable, Sendable {
         case sendAway(rollBackTo: Int?)
     }
 
+    /// Whether a catch-up applies what other servers committed.
+    enum CatchUpDecision: Equatable, Sendable {
+        /// Read (or apply what was read) now.
+        case apply
+        /// Not now: the pump checks again once the room's own write has settled (and must start when `Wake` says).
+        case checkLater(Wake)
+    }
+
     /// What the pump does after its catch-up.
     enum CatchUpAction: Equatable, Sendable {
         /// Go on: ask for the next step.
@@ -124,6 +132,8 @@ struct SharedLogMachine: Equatable, Sendable {
     private(set) var pump = Pump.stopped
     /// Other servers' commits are being read beside the room's own writes.
     private(set) var following = false
+    /// The room's version when following last read: it goes on only while each read moves the room.
+    private(set) var followReached = -1
     /// The newest version other servers announced.
     private(set) var announced = 0
     /// The database must be asked what the room missed: it was loaded, a batch was taken back, notices may have been
@@ -210,6 +220,17 @@ struct SharedLogMachine: Equatable, Sendable {
         }
         pump = .stopped
         return .idle
+    }
+
+    /// A catch-up reads, or applies what it read, after version `after`; the room is at `version` (the two are the
+    /// same before the read). Neither while a batch of the room's own is applied and uncommitted, nor over a batch
+    /// taken back while the read ran (the room went below `after`): what was read may not follow the room's copy.
+    mutating func catchUp(after: Int, version: Int) -> CatchUpDecision {
+        guard mayApplyCommitted, version >= after else {
+            needsCheck = true
+            return .checkLater(wake())
+        }
+        return .apply
     }
 
     /// The pump's catch-up ended; `failed` when the database could not be read.
@@ -302,10 +323,22 @@ struct SharedLogMachine: Equatable, Sendable {
     mutating func startFollowing() -> Bool {
         guard pump != .stopped, !following else { return false }
         following = true
+        followReached = -1
         return true
     }
 
-    /// Following stopped: caught up, or no longer making progress.
+    /// Whether following reads again: while the room (at `version`, still in memory when `roomActive`) is behind
+    /// what was announced and the last read moved it. Following stops otherwise.
+    mutating func followsOn(version: Int, roomActive: Bool) -> Bool {
+        guard roomActive, announced > version, version > followReached else {
+            following = false
+            return false
+        }
+        followReached = version
+        return true
+    }
+
+    /// Following stopped: its read failed or was deferred.
     mutating func followingFinished() {
         following = false
     }

@@ -66,8 +66,9 @@ extension SharedLogPipeline {
     func catchUp(_ room: Room, server: isolated some RoomHost) async -> CatchUp {
         let name = room.name
         let state = state(of: room)
-        guard state.queue.machine.mayApplyCommitted else { return checkLater(room, state, server: server) }
         let after = room.store.version
+        let before = state.queue.machine.catchUp(after: after, version: after)
+        guard before == .apply else { return checkLater(before, room, state, server: server) }
         let result: Result<[StoredChange], StorageError>
         do throws(StorageError) {
             result = .success(try await storage.changes(room: name, after: after))
@@ -77,9 +78,8 @@ extension SharedLogPipeline {
         guard server.rooms[name] === room else { return .failed }
         switch result {
         case .success(let changes):
-            guard state.queue.machine.mayApplyCommitted, room.store.version >= after else {
-                return checkLater(room, state, server: server)
-            }
+            let decision = state.queue.machine.catchUp(after: after, version: room.store.version)
+            guard decision == .apply else { return checkLater(decision, room, state, server: server) }
             guard applyCommitted(changes, to: room, server: server) else {
                 abandon(room, because: "its log could not be followed", server: server)
                 return .failed
@@ -93,9 +93,11 @@ extension SharedLogPipeline {
     }
 
     /// Leaves the check to the pump, once the room's own write has settled.
-    private func checkLater(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) -> CatchUp {
-        state.queue.machine.mayHaveMissed()
-        pump(room, server: server)
+    private func checkLater(
+        _ decision: SharedLogMachine.CatchUpDecision, _ room: Room, _ state: SharedRoomState,
+        server: isolated some RoomHost
+    ) -> CatchUp {
+        if decision == .checkLater(.startPump) { startPump(room, state, server: server) }
         return .deferred
     }
 
@@ -104,14 +106,13 @@ extension SharedLogPipeline {
     private func follow(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) {
         guard state.queue.machine.startFollowing() else { return }
         Task {
-            var reached = -1
-            while server.rooms[room.name] === room, state.queue.machine.announced > room.store.version,
-                room.store.version > reached
+            while state.queue.machine.followsOn(
+                version: room.store.version, roomActive: server.rooms[room.name] === room)
             {
-                reached = room.store.version
-                guard await catchUp(room, server: server) == .caughtUp else { break }
+                guard await catchUp(room, server: server) == .caughtUp else {
+                    return state.queue.machine.followingFinished()
+                }
             }
-            state.queue.machine.followingFinished()
         }
     }
 

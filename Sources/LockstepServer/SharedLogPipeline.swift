@@ -102,7 +102,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     }
 
     /// The room's one task of writes and catch-ups: it does what the machine says, step by step, until it says idle.
-    private func startPump(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) {
+    func startPump(_ room: Room, _ state: SharedRoomState, server: isolated some RoomHost) {
         Task {
             while true {
                 let step = state.queue.next(

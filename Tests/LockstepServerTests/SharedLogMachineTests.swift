@@ -234,6 +234,38 @@ import Testing
         #expect(machine.mayApplyCommitted)
     }
 
+    @Test func aCatchUpDefersToThePumpWhileABatchIsUncommittedOrAfterTheRoomWentBack() {
+        var machine = SharedLogMachine()
+        #expect(machine.catchUp(after: 4, version: 4) == .apply)
+        // The room went back below what the read started from (a batch taken back while it ran).
+        #expect(machine.catchUp(after: 4, version: 3) == .checkLater(.startPump))
+        #expect(machine.needsCheck)
+        let attempt = Self.startWrite(&machine)
+        _ = machine.prepareCalled(attempt: attempt)
+        machine.applyingBatch(from: 3)
+        // The pump runs (it is writing): it checks once the write settles.
+        #expect(machine.catchUp(after: 3, version: 4) == .checkLater(.alreadyRunning))
+    }
+
+    @Test func followingReadsAgainOnlyWhileBehindAndMoving() {
+        var machine = SharedLogMachine()
+        _ = machine.wake()
+        machine.announced(version: 9)
+        #expect(machine.startFollowing() == true)
+        #expect(machine.followsOn(version: 2, roomActive: true) == true)
+        // The read moved the room: again.
+        #expect(machine.followsOn(version: 5, roomActive: true) == true)
+        // It did not: following stops, and may start again.
+        #expect(machine.followsOn(version: 5, roomActive: true) == false)
+        #expect(!machine.following)
+        #expect(machine.startFollowing() == true)
+        #expect(machine.followsOn(version: 5, roomActive: true) == true)
+        #expect(machine.followsOn(version: 9, roomActive: true) == false)
+        #expect(machine.startFollowing() == true)
+        #expect(machine.followsOn(version: 6, roomActive: false) == false)
+        #expect(!machine.following)
+    }
+
     @Test func thePumpDoesNotCatchUpWhileAskedToWrite() {
         var machine = SharedLogMachine()
         machine.mayHaveMissed()

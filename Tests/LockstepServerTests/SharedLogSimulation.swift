@@ -144,7 +144,6 @@ struct SharedLogSimulation {
     /// How often each attempt's batch was applied.
     var applications: [Int: Int] = [:]
     var followRead: Int?
-    var followReached = -1
     var joinRead: Int?
     var violations: [String] = []
     /// Events so far, for the report of a violation.
@@ -383,37 +382,31 @@ struct SharedLogSimulation {
         queue.machine.announced(version: announced)
         wake()
         guard queue.machine.startFollowing() else { return }
-        followReached = -1
         continueFollowing()
     }
 
     private mutating func continueFollowing() {
-        if !dropped, queue.machine.announced > version, version > followReached {
-            followReached = version
-            if let after = startCatchUp() {
-                followRead = after
-                return
-            }
+        guard queue.machine.followsOn(version: version, roomActive: !dropped) else { return }
+        if let after = startCatchUp() {
+            followRead = after
+        } else {
+            queue.machine.followingFinished()
         }
-        queue.machine.followingFinished()
     }
 
     /// `SharedLogPipeline.catchUp` up to its read: the version read after, or nil when it was deferred at once.
     private mutating func startCatchUp() -> Int? {
-        guard queue.machine.mayApplyCommitted else {
-            queue.machine.mayHaveMissed()
-            wake()
-            return nil
-        }
-        return version
+        let decision = queue.machine.catchUp(after: version, version: version)
+        if decision == .checkLater(.startPump) { schedulePump() }
+        return decision == .apply ? version : nil
     }
 
     /// `SharedLogPipeline.catchUp` after its read.
     private mutating func finishCatchUp(after: Int, ok: Bool) -> CatchUp {
         guard !dropped, ok else { return .failed }
-        guard queue.machine.mayApplyCommitted, version >= after else {
-            queue.machine.mayHaveMissed()
-            wake()
+        let decision = queue.machine.catchUp(after: after, version: version)
+        guard decision == .apply else {
+            if decision == .checkLater(.startPump) { schedulePump() }
             return .deferred
         }
         check(current?.top == nil, "other servers' commits were applied over a batch not yet committed")

@@ -422,9 +422,8 @@ extension ClusterSimulation {
 
     /// `SharedLogPipeline.catchUp` up to its read; false when it was deferred at once.
     func startCatchUp(_ room: SimulatedRoom, _ purpose: CatchUpRead.Purpose, on server: SimulatedServer) -> Bool {
-        guard room.machine.mayApplyCommitted else {
-            room.machine.mayHaveMissed()
-            wake(room, on: server)
+        let version = room.store.version
+        guard catchUpGoesOn(room.machine.catchUp(after: version, version: version), room, on: server) else {
             return false
         }
         let id = makeID()
@@ -451,11 +450,9 @@ extension ClusterSimulation {
         let server = servers[read.server]
         var outcome = SharedLogPipeline.CatchUp.failed
         if let rows = read.rows {
-            if room.machine.mayApplyCommitted, room.store.version >= read.after {
+            if catchUpGoesOn(room.machine.catchUp(after: read.after, version: room.store.version), room, on: server) {
                 outcome = applyCommitted(rows, to: room, on: server) ? .caughtUp : .failed
             } else {
-                room.machine.mayHaveMissed()
-                wake(room, on: server)
                 outcome = .deferred
             }
         }
@@ -482,18 +479,21 @@ extension ClusterSimulation {
         room.machine.announced(version: version)
         wake(room, on: server)
         guard room.machine.startFollowing() else { return }
-        room.followReached = -1
         continueFollowing(room, on: server)
     }
 
     private func continueFollowing(_ room: SimulatedRoom, on server: SimulatedServer) {
-        if server.rooms[room.name] === room, room.machine.announced > room.store.version,
-            room.store.version > room.followReached
-        {
-            room.followReached = room.store.version
-            if startCatchUp(room, .follow, on: server) { return }
-        }
-        room.machine.followingFinished()
+        let active = server.rooms[room.name] === room
+        guard room.machine.followsOn(version: room.store.version, roomActive: active) else { return }
+        if !startCatchUp(room, .follow, on: server) { room.machine.followingFinished() }
+    }
+
+    /// Whether the catch-up goes on; when not, the pump checks later (`SharedLogPipeline.checkLater`).
+    private func catchUpGoesOn(
+        _ decision: SharedLogMachine.CatchUpDecision, _ room: SimulatedRoom, on server: SimulatedServer
+    ) -> Bool {
+        if decision == .checkLater(.startPump) { schedulePump(room, on: server) }
+        return decision == .apply
     }
 
     /// `SharedLogPipeline.applyCommitted`: the real replay, and the stored bytes to the room's clients.

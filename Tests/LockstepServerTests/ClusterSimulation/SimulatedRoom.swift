@@ -63,7 +63,6 @@ final class SimulatedRoom {
     var connections: [Int] = []
     /// The transaction of the write the server waits for.
     var transaction: Int?
-    var followReached = -1
     /// The room's clients on other servers as published and read (the real exchange), and the presence state each
     /// connection of this server last set.
     var presence = PresenceExchange()
