@@ -1,4 +1,6 @@
+import LockstepCore
 import LockstepStorage
+import Logging
 import LockstepTransport
 
 /// Patches and replies held back until the changes before them are in the log.
@@ -13,6 +15,14 @@ final class DurabilityQueue {
         case reply(any Requester, RequestAnswer)
         /// An idle room whose snapshot at `version` is written: it may leave memory.
         case evict(Room, version: Int)
+
+        /// The room it belongs to: the requester's, for a reply.
+        var room: Room {
+            switch self {
+            case .patch(let room, _), .evict(let room, _): room
+            case .reply(let requester, _): requester.room
+            }
+        }
     }
 
     var pending: [Release] = []
@@ -38,6 +48,24 @@ final class DurabilityQueue {
     /// True when nothing waits: a reply can go out at once.
     var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty && timers.isEmpty && timersGone.isEmpty }
 
+    /// A change applied to `room`: its row, its patch held back until the row is stored, and the snapshots due with
+    /// it (the room's initial state with its first change, its state every `--snapshot-interval` changes).
+    func append(
+        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room,
+        configuration: ServerConfiguration, logger: Logger
+    ) {
+        rows.append(
+            StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
+        pending.append(.patch(room, patch))
+        snapshots += PendingSnapshot.initial(of: room.name, storing: patch.version, configuration: configuration)
+        room.changesSinceSnapshot += 1
+        if room.changesSinceSnapshot >= configuration.snapshotInterval,
+            let snapshot = PendingSnapshot(of: room, configuration: configuration, logger: logger)
+        {
+            snapshots.append(snapshot)
+        }
+    }
+
     /// Hands everything waiting over to a write: it is in flight until `finished()`. Returns what the write stores.
     func takeWrite(
         sessions: SessionWrites
@@ -58,6 +86,32 @@ final class DurabilityQueue {
             epochs.removeAll()
         }
         return (rows, snapshots, sessions)
+    }
+
+    /// The rooms a write stored something of: changes, evictions or marks.
+    static func rooms(of written: [Release], marks: [StoredMark]) -> Set<String> {
+        var rooms = Set(marks.map(\.room))
+        for item in written {
+            if case .reply = item { continue }
+            rooms.insert(item.room.name)
+        }
+        return rooms
+    }
+
+    /// A write failed: nothing of it is acknowledged, and `rooms` (``rooms(of:marks:)``) go back to what the log
+    /// has, so everything of theirs waiting for the next write goes too. Returns what of the write may still go out:
+    /// the replies of other rooms, in order.
+    func writeFailed(_ written: [Release], rooms: Set<String>) -> [Release] {
+        pending.removeAll { rooms.contains($0.room.name) }
+        rows.removeAll { rooms.contains($0.room) }
+        snapshots.removeAll { rooms.contains($0.room) }
+        marks.removeAll { rooms.contains($0.room) }
+        timers.removeAll { rooms.contains($0.room) }
+        timersGone.removeAll { rooms.contains($0.room) }
+        return written.filter { item in
+            guard case .reply = item else { return false }
+            return !rooms.contains(item.room.name)
+        }
     }
 
     /// The write in flight ended: returns what it was holding back.

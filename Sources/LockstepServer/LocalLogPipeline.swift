@@ -25,15 +25,10 @@ final class LocalLogPipeline: LoggingPipeline {
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost
     ) {
-        queue.rows.append(
-            StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
-        queue.pending.append(.patch(room, patch))
-        queue.snapshots += server.initialSnapshot(of: room, storing: patch.version)
+        queue.append(
+            patch, message: message, record: record, in: room, configuration: server.configuration,
+            logger: server.logger)
         storeEpoch(of: room)
-        room.changesSinceSnapshot += 1
-        if room.changesSinceSnapshot >= server.configuration.snapshotInterval {
-            queue.snapshots += server.snapshot(of: room).map { [$0] } ?? []
-        }
         scheduleWrite(server: server)
     }
 
@@ -59,7 +54,11 @@ final class LocalLogPipeline: LoggingPipeline {
 
     /// The room's snapshot goes with the next write; the room leaves once everything queued before it is stored.
     func evict(_ room: Room, server: isolated some RoomHost) {
-        if room.changesSinceSnapshot > 0, let snapshot = server.snapshot(of: room) { queue.snapshots.append(snapshot) }
+        if room.changesSinceSnapshot > 0,
+            let snapshot = PendingSnapshot(of: room, configuration: server.configuration, logger: server.logger)
+        {
+            queue.snapshots.append(snapshot)
+        }
         queue.pending.append(.evict(room, version: room.store.version))
         scheduleWrite(server: server)
     }
@@ -89,7 +88,7 @@ final class LocalLogPipeline: LoggingPipeline {
         queue.writeScheduled = false
         while queue.inFlight == nil, !server.isStopped {
             guard queue.hasWrites else { return releasePending(server: server) }
-            let (rows, pending, sessions) = queue.takeWrite(sessions: server.sessionWrites())
+            let (rows, pending, sessions) = queue.takeWrite(sessions: server.configuration.sessionWrites)
             let snapshots = await PendingSnapshot.encodedAway(pending)
             let result: Result<Void, StorageError>
             do throws(StorageError) {
@@ -104,7 +103,7 @@ final class LocalLogPipeline: LoggingPipeline {
             let written = queue.finished()
             switch result {
             case .success:
-                server.marksStored(sessions.marks)
+                for mark in sessions.marks { server.rooms[mark.room]?.marks.stored(mark) }
                 server.release(written)
             case .failure(let error):
                 // Epochs not stored go with the room's next write.
@@ -127,37 +126,18 @@ final class LocalLogPipeline: LoggingPipeline {
         _ items: [DurabilityQueue.Release], marks: [StoredMark], because error: StorageError,
         server: isolated some RoomHost
     ) {
-        var affected: [String: Room] = [:]
-        for case .patch(let room, _) in items { affected[room.name] = room }
-        for case .evict(let room, _) in items { affected[room.name] = room }
-        for mark in marks { affected[mark.room] = server.rooms[mark.room] }
-        server.logger.error(
-            "cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.keys.sorted())"])
-
-        let untouched = { (room: Room) in affected[room.name] == nil }
-        server.release(
-            items.filter { item in
-                if case .reply(let requester, _) = item { return untouched(requester.room) }
-                return false
-            })
-        queue.pending.removeAll { item in
-            switch item {
-            case .patch(let room, _), .evict(let room, _): !untouched(room)
-            case .reply(let requester, _): !untouched(requester.room)
-            }
-        }
-        queue.rows.removeAll { affected[$0.room] != nil }
-        queue.snapshots.removeAll { affected[$0.room] != nil }
-        queue.marks.removeAll { affected[$0.room] != nil }
-        queue.timers.removeAll { affected[$0.room] != nil }
-        queue.timersGone.removeAll { affected[$0.room] != nil }
-
+        let affected = DurabilityQueue.rooms(of: items, marks: marks)
+        server.logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.sorted())"])
+        server.release(queue.writeFailed(items, rooms: affected))
         let notice = ServerMessage.error(
             id: nil, code: "unavailable",
             message:
                 "changes could not be stored (\(error)); nothing was acknowledged: reconnect to get the stored state"
         )
-        for room in affected.values { server.drop(room, telling: notice, reason: "storage failure") }
+        for name in affected.sorted() {
+            let room = items.first { $0.room.name == name }?.room ?? server.rooms[name]
+            if let room, server.rooms[name] === room { server.drop(room, telling: notice, reason: "storage failure") }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import LockstepCore
 import LockstepJSON
 import LockstepStorage
+import Logging
 
 /// A room's state and history at one version, taken on the loop (both are values, so taking them copies nothing) and
 /// encoded as a ``StoredSnapshot`` later, off the loop where the pipeline allows: serializing up to `--undo-depth`
@@ -11,6 +12,44 @@ struct PendingSnapshot: Sendable {
     let state: JSON
     let history: History
     let stateVersion: Int
+
+    /// `room`'s state and history now, for storage to replay only what comes after; the room counts changes from
+    /// it. Nil (and logged) when the state cannot be encoded.
+    init?(of room: Room, configuration: ServerConfiguration, logger: Logger) {
+        do {
+            self.init(
+                room: room.name, version: room.store.version, state: try room.store.stateJSON(),
+                history: room.store.history, stateVersion: configuration.app.evolution.version)
+            room.changesSinceSnapshot = 0
+        } catch {
+            logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    init(room: String, version: Int, state: JSON, history: History, stateVersion: Int) {
+        self.room = room
+        self.version = version
+        self.state = state
+        self.history = history
+        self.stateVersion = stateVersion
+    }
+
+    /// With a room's first change (`version` 1): the initial state as a snapshot of version 0. A room is then always
+    /// read from a stored state, in the state version its changes were written in, never replayed onto a newer app's
+    /// initial state: a `State` changed without a migration fails for a young room as for an old one, in testing,
+    /// not only once rooms have snapshots. (A room with no snapshot is taken as stored in version 1, as every room was
+    /// before apps had state versions.)
+    static func initial(of room: String, storing version: Int, configuration: ServerConfiguration) -> [PendingSnapshot] {
+        guard version == 1,
+            let state = try? configuration.app.makeStore(undoDepth: configuration.undoDepth).stateJSON()
+        else { return [] }
+        return [
+            PendingSnapshot(
+                room: room, version: 0, state: state, history: History(depth: configuration.undoDepth),
+                stateVersion: configuration.app.evolution.version)
+        ]
+    }
 
     func encoded() -> StoredSnapshot {
         StoredSnapshot(

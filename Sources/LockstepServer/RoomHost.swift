@@ -20,14 +20,6 @@ protocol RoomHost: Actor {
     func release(_ items: [DurabilityQueue.Release])
     /// Sends `patch` to the room's clients now.
     func broadcast(_ patch: Room.LoggedPatch, in room: Room)
-    /// A snapshot of `room` due with its next write, if one is.
-    func snapshot(of room: Room) -> PendingSnapshot?
-    /// The snapshot a room made at `version` stores first, if it has none yet.
-    func initialSnapshot(of room: Room, storing version: Int) -> [PendingSnapshot]
-    /// Session marks, epochs and timers waiting to be written with the next write.
-    func sessionWrites() -> SessionWrites
-    /// The log now has `marks`.
-    func marksStored(_ marks: [StoredMark])
     /// Tells `session` why and closes it (1011), so its client resumes from what is stored.
     func sendAway(_ session: Session, telling notice: ServerMessage, reason: String)
     /// Takes `room` out of memory and closes its clients (1011) after telling them `notice`.

@@ -112,3 +112,10 @@ public struct ServerConfiguration: Sendable {
         self.app = app
     }
 }
+
+extension ServerConfiguration {
+    /// How a write treats session marks: those idle past `--session-idle` go, and a room keeps `--session-limit`.
+    var sessionWrites: SessionWrites {
+        SessionWrites(idleSeconds: sessionIdle.seconds, limit: sessionLimit)
+    }
+}

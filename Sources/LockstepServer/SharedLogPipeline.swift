@@ -60,16 +60,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost
     ) {
-        let writes = state(of: room).writes
-        writes.rows.append(
-            StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
-        writes.pending.append(.patch(room, patch))
-        writes.snapshots += server.initialSnapshot(of: room, storing: patch.version)
-        room.changesSinceSnapshot += 1
-        if room.changesSinceSnapshot >= server.configuration.snapshotInterval, let snapshot = server.snapshot(of: room)
-        {
-            writes.snapshots.append(snapshot)
-        }
+        state(of: room).writes.append(
+            patch, message: message, record: record, in: room, configuration: server.configuration,
+            logger: server.logger)
     }
 
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost) {
@@ -165,7 +158,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         switch ending.end {
         case .release:
             room.store.releaseHistoryCheckpoint()
-            server.marksStored(state.batchMarks)
+            for mark in state.batchMarks { room.marks.stored(mark) }
             server.release(written)
         case .answerUnavailable(let base), .sendAway(let base):
             if let base { rollBack(room, state, to: base, server: server) }
@@ -177,7 +170,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     func prepare(
         _ name: String, _ id: ObjectIdentifier, _ attempt: Int, _ catchUp: RoomCatchUp, server: isolated some RoomHost
     ) -> RoomWrite {
-        let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.sessionWrites())
+        let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.configuration.sessionWrites)
         guard let room = server.rooms[name], ObjectIdentifier(room) == id,
             state(of: room).queue.prepare(attempt: attempt)
         else {
@@ -210,7 +203,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             room.epochStored = true
             state.writes.epochs[room.name] = room.epoch
         }
-        let (rows, snapshots, sessions) = state.writes.takeWrite(sessions: server.sessionWrites())
+        let (rows, snapshots, sessions) = state.writes.takeWrite(sessions: server.configuration.sessionWrites)
         state.batchRows = rows
         state.batchMarks = sessions.marks
         state.batchEpoch = !sessions.epochs.isEmpty

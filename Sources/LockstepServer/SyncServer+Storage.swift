@@ -18,47 +18,6 @@ extension SyncServer {
         }
     }
 
-    /// A write stored these marks: snapshots and resumes may report them now.
-    func marksStored(_ marks: [StoredMark]) {
-        for mark in marks { rooms[mark.room]?.marks.stored(mark) }
-    }
-
-    /// How the next write treats session marks.
-    func sessionWrites() -> SessionWrites {
-        SessionWrites(idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
-    }
-
-    /// `room`'s state and history, for storage to replay only what comes after; the room counts changes from it.
-    func snapshot(of room: Room) -> PendingSnapshot? {
-        do {
-            let snapshot = PendingSnapshot(
-                room: room.name, version: room.store.version, state: try room.store.stateJSON(),
-                history: room.store.history, stateVersion: configuration.app.evolution.version)
-            room.changesSinceSnapshot = 0
-            return snapshot
-        } catch {
-            logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
-            return nil
-        }
-    }
-
-    /// With a room's first change (`version` 1): the initial state as a snapshot of version 0. A room is then always
-    /// read from a stored state, in the state version its changes were written in, never replayed onto a newer app's
-    /// initial state: a `State` changed without a migration fails for a young room as for an old one, in testing,
-    /// not only once rooms have snapshots. (A room with no snapshot is taken as stored in version 1, as every room was
-    /// before apps had state versions.)
-    func initialSnapshot(of room: Room, storing version: Int) -> [PendingSnapshot] {
-        let evolution = configuration.app.evolution
-        guard version == 1,
-            let state = try? configuration.app.makeStore(undoDepth: configuration.undoDepth).stateJSON()
-        else { return [] }
-        return [
-            PendingSnapshot(
-                room: room.name, version: 0, state: state, history: History(depth: configuration.undoDepth),
-                stateVersion: evolution.version)
-        ]
-    }
-
     /// Takes `room` out of memory and sends its clients away with `notice`: they reconnect to what storage has.
     func drop(_ room: Room, telling notice: ServerMessage, reason: String) {
         rooms[room.name] = nil
