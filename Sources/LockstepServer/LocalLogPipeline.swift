@@ -35,6 +35,8 @@ final class LocalLogPipeline: LoggingPipeline {
     func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost) {
         queue.timers += scheduled
         queue.timersGone += gone
+        // A room used only for a timer exists too: read back, it is at version 0, not never used.
+        storeEpoch(of: room)
         scheduleWrite(server: server)
     }
 
@@ -69,7 +71,7 @@ final class LocalLogPipeline: LoggingPipeline {
         await StoredRoomImage.read(room: room, from: log, configuration: server.configuration, repairing: true)
     }
 
-    /// Has the next write store `room`'s epoch, once: it goes with the room's first change or mark.
+    /// Has the next write store `room`'s epoch, once: it goes with the room's first change, mark or timer.
     private func storeEpoch(of room: Room) {
         guard !room.epochStored else { return }
         room.epochStored = true

@@ -183,6 +183,29 @@ import Testing
         }
     }
 
+    /// A room used only to schedule a timer is a room: read at version 0, also once read back from the log.
+    @Test func aRoomWithOnlyATimerIsReadAtVersionZeroAfterARestart() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for round in 1...2 {
+            try await withTimedServer(directory: directory) { server, _ in
+                if round == 1 {
+                    let scheduled = try await HTTPGet.post(
+                        port: server.port, path: "/rooms/only-timer",
+                        json: #"{"type":"action","action":{"type":"increment"},"after":86400000,"timer":"late"}"#)
+                    #expect(scheduled.status == 202)
+                }
+                let room = try await HTTPGet(port: server.port, path: "/rooms/only-timer")
+                #expect(room.status == 200, "round \(round)")
+                #expect(room.json?["version"] == 0)
+                #expect(room.json?["state"] == ["count": 0])
+                #expect(try await HTTPGet(port: server.port, path: "/rooms/only-timer/log").status == 200)
+                let timers = try await HTTPGet(port: server.port, path: "/rooms/only-timer/timers")
+                #expect(timers.json?["timers"]?.arrayValue?.count == 1)
+            }
+        }
+    }
+
     @Test func aTimerFiresOnceAcrossKill9AndRestart() async throws {
         let directory = NSTemporaryDirectory() + "timers-kill-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
