@@ -48,6 +48,9 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// In the simulation's model of a timer's firing write (not in the server): a server fires a timer from its book
     /// without checking, under the room's lock, that the log still holds its row.
     case timerFiresWithoutRowCheck
+    /// `TimerSchedule.load`: a timer handed to its room whose turn never fired it (a write given up on before its
+    /// lock) is not handed over again when storage lists it again, so it never fires.
+    case handedOverTimerNotReloaded
     /// `PresenceExchange.read`: a notice that came during a read of the other servers' peers does not have them read
     /// again, so what they published then is missed until the next notice.
     case staleReadNotRepeated

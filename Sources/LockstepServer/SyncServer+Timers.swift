@@ -47,17 +47,16 @@ extension SyncServer {
     ) throws(StoreError) -> (name: String, due: Int) {
         let name = name ?? "t-" + Room.makeEpoch().prefix(12)
         let key = TimerKey(room: room.name, name: name)
-        guard timers.timer(key) != nil || timers.count(in: room.name) < configuration.maxTimers else {
+        guard timers.book.timer(key) != nil || timers.book.count(in: room.name) < configuration.maxTimers else {
             throw .rejected(
                 "the room has \(configuration.maxTimers) pending timers, the most it may hold (--max-timers)")
         }
-        let due = clock.epochMilliseconds + after
-        timerOrder = max(timerOrder + 1, clock.epochMilliseconds * 1000)
-        let stored = StoredTimer(room: room.name, name: name, due: due, order: timerOrder, request: record.encoded)
-        timers.insert(stored)
+        let now = clock.epochMilliseconds
+        let (stored, wait) = timers.schedule(
+            room: room.name, name: name, due: now + after, request: record.encoded, now: now)
         pipeline.timersChanged(scheduled: [stored], gone: [], in: room, server: self)
-        armTimers()
-        return (name, due)
+        perform(wait)
+        return (name, stored.due)
     }
 
     /// Cancels the room's timer `name` in its turn; answered alike whether or not it was pending.
@@ -70,22 +69,18 @@ extension SyncServer {
     /// on several servers the timer may have been scheduled through another and not read here yet.
     func cancelTimer(_ name: String, in room: Room) {
         let key = TimerKey(room: room.name, name: name)
-        timers.remove(key)
+        perform(timers.remove(key))
         pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
-        armTimers()
     }
 
     /// Applies a timer that came due, in its room's turn, unless it was replaced or cancelled meanwhile (or, on
     /// several servers, another server applied it): its action as its sender, and its removal, in one write.
     func fire(_ timer: StoredTimer, in room: Room) {
         let key = TimerKey(room: timer.room, name: timer.name)
-        guard timers.timer(key)?.order == timer.order else { return }
-        guard room.timerIsInLog(timer) else {
-            // Another server applied or cancelled it.
-            timers.remove(key)
-            return
-        }
-        timers.remove(key)
+        guard timers.book.timer(key)?.order == timer.order else { return }
+        perform(timers.remove(key))
+        // Another server applied or cancelled it.
+        guard room.timerIsInLog(timer) else { return }
         pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
         guard let record = TimerRecord(timer.request) else {
             return logger.error("a timer cannot be read; it is dropped", metadata: ["room": "\(room.name)"])
@@ -99,10 +94,7 @@ extension SyncServer {
     func loadTimers() async {
         let horizon = pipeline.timerPoll.map { clock.epochMilliseconds + Int($0 / .milliseconds(1)) } ?? .max
         guard let stored = await pipeline.pendingTimers(dueBy: horizon, server: self) else { return }
-        for timer in stored where timers.timer(TimerKey(room: timer.room, name: timer.name))?.order != timer.order {
-            timers.insert(timer)
-        }
-        armTimers()
+        perform(timers.load(stored))
     }
 
     /// Starts the poll of a pipeline other servers write timers to.
@@ -116,53 +108,48 @@ extension SyncServer {
         }
     }
 
-    /// Sleeps until the soonest timer comes due, then fires what is due. A timer scheduled, replaced or cancelled
-    /// meanwhile that changes which is soonest cancels the wait and starts the one for the new soonest: one wait at a
-    /// time, never one for a timer that is gone.
-    func armTimers() {
-        let due = timers.nextDue()
-        guard due != timerWait?.due else { return }
-        timerWait?.task.cancel()
+    /// Carries out what `timers` decided for the wait: sleeps until the soonest timer comes due on the injected
+    /// clock (its deadline taken now), then hands what is due to the rooms.
+    func perform(_ wait: TimerSchedule.Wait) {
+        guard wait != .keep else { return }
+        timerWait?.cancel()
         timerWait = nil
-        guard let due else { return }
+        guard case .arm(let due) = wait else { return }
         let deadline = clock.now + .milliseconds(due - clock.epochMilliseconds)
-        let task = Task {
+        timerWait = Task {
             try? await self.clock.sleep(until: deadline)
             guard !Task.isCancelled, !self.isStopped else { return }
             self.timerWait = nil
             self.fireDue()
         }
-        timerWait = (due, task)
     }
 
-    /// Hands every due timer to its room in due order; a room not in memory is read first, and timers that come due
-    /// while it is being read wait behind those already waiting for it.
+    /// Hands every due timer to its room, in due order; a room not in memory is read first.
     private func fireDue() {
-        for timer in timers.due(by: clock.epochMilliseconds) {
-            if timersAwaitingRoom[timer.room] != nil {
-                timersAwaitingRoom[timer.room]?.append(timer)
-            } else if let room = rooms[timer.room] {
+        let (deliveries, wait) = timers.waitEnded(now: clock.epochMilliseconds) { rooms[$0] != nil }
+        for delivery in deliveries {
+            switch delivery {
+            case .fire(let timer):
+                guard let room = rooms[timer.room] else { continue }
                 pipeline.submit(.timer(timer), to: room, server: self)
                 roomBecameIdle(room)
-            } else {
-                timersAwaitingRoom[timer.room] = [timer]
-                Task { await self.fireAwaiting(in: timer.room) }
+            case .readRoom(let name):
+                Task { await self.fireAwaiting(in: name) }
             }
         }
-        armTimers()
+        perform(wait)
     }
 
     /// Reads a room that timers came due in, then hands them to it in order.
     private func fireAwaiting(in name: String) async {
         let read = await room(named: name, creating: true)
-        let due = timersAwaitingRoom.removeValue(forKey: name) ?? []
         guard case .success(let room?) = read else {
             // Storage is away: the timers wait in the book and fire on the next try.
-            for timer in due { timers.insert(timer) }
+            _ = timers.roomRead(name, found: false)
             try? await clock.sleep(for: .seconds(1))
-            return armTimers()
+            return perform(timers.rearm())
         }
-        for timer in due { pipeline.submit(.timer(timer), to: room, server: self) }
+        for timer in timers.roomRead(name, found: true) { pipeline.submit(.timer(timer), to: room, server: self) }
         roomBecameIdle(room)
     }
 
@@ -177,7 +164,7 @@ extension SyncServer {
         }
         let listed: [StoredTimer]
         if pipeline.timerPoll == nil {
-            listed = timers.pending(in: name)
+            listed = timers.book.pending(in: name)
         } else {
             guard let stored = await pipeline.pendingTimers(in: name, server: self) else {
                 let reason = RequestAnswer.unavailable

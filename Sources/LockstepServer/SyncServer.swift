@@ -49,13 +49,10 @@ public actor SyncServer {
     var requestsWithoutConnection = 0
     /// Consumers of rooms' changes so far (``changes(of:bufferingLimit:)``), numbering them.
     var listenerCount = 0
-    /// The pending timers this server arms, and the order of the last one scheduled.
-    var timers = TimerBook()
-    var timerOrder = 0
-    /// The wait for the soonest pending timer, and when that timer is due.
-    var timerWait: (due: Int, task: Task<Void, Never>)?
-    /// Due timers, in order, of rooms being read so that they can fire.
-    var timersAwaitingRoom: [String: [StoredTimer]] = [:]
+    /// The pending timers this server arms, and what becomes of them.
+    var timers = TimerSchedule()
+    /// The wait for the soonest pending timer, as `timers` armed it.
+    var timerWait: Task<Void, Never>?
     /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
     var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
     /// Set by `shutdown`: late timers find the log closed and do nothing.

@@ -37,6 +37,8 @@ struct TimerBook {
     /// When the soonest pending timer comes due; nil when none is pending.
     mutating func nextDue() -> Int? {
         settle()
+        // Entries of timers removed since are dropped as they come up.
+        while let last = queue.last, timer(last.key)?.order != last.order { queue.removeLast() }
         return queue.last?.due
     }
 

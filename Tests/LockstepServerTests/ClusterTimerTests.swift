@@ -58,4 +58,39 @@ import Testing
             #expect(state?["version"] == 1)
         }
     }
+
+    /// A timer whose firing write is given up while another transaction holds the room's row (the database timeout)
+    /// fires once the row is free: storage still lists it, and the server hands it to the room again.
+    @Test func aTimerWhoseWriteWasGivenUpFiresOnceTheRoomIsFree() async throws {
+        try await withCluster(nodes: 1, operationTimeout: .seconds(1)) { postgres, servers in
+            let watcher = try await TestClient.connect(servers[0], room: "game", using: sharedTransport)
+            _ = try await watcher.nextJSON(type: "snapshot")
+            let scheduled = try await HTTPGet.post(
+                port: servers[0].port, path: "/rooms/game",
+                json: #"{"type":"action","action":{"type":"add","amount":7},"after":1500,"timer":"late"}"#)
+            #expect(scheduled.status == 202, "\(scheduled.text)")
+            // Another transaction holds the room's row from before the timer is due until the test ends it.
+            let hold = "BEGIN; SELECT 1 FROM rooms WHERE room = 'game' FOR UPDATE; SELECT pg_sleep(60); COMMIT;"
+            let holder = Task { try? await offThePool { try postgres.sql(hold) } }
+            let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"
+            try await postgres.waitUntil("the other transaction to hold the room", sleeping, answers: "1")
+            // The timer's write waits for the row, and the server gives it up (it then probes the database).
+            let waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            try await postgres.waitUntil("the timer's write to wait for the row", waiting, answers: "1")
+            try await within(30, "the server to give the write up") {
+                while try await HTTPGet(port: servers[0].port, path: "/healthz").status == 200 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            try await offThePool {
+                try postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
+            }
+            _ = await holder.value
+            let fired = try await watcher.nextJSON(type: "patch", timeout: .seconds(30))
+            #expect(fired["cause"]?["timer"] == "late")
+            let state = try await HTTPGet(port: servers[0].port, path: "/rooms/game").json
+            #expect(state?["state"] == ["count": 7])
+            #expect(try await HTTPGet(port: servers[0].port, path: "/rooms/game/timers").json?["timers"] == [])
+        }
+    }
 }

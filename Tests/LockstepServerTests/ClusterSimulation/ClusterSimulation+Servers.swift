@@ -222,7 +222,7 @@ extension ClusterSimulation {
         for item in room.queue.applyBatch(from: room.store.version) {
             switch item {
             case .input(.request(let request, let connection, _)): apply(request, from: connection, in: room)
-            case .input(.timer(let timer)): fire(timer, in: room)
+            case .input(.timer(let timer)): fire(timer, in: room, on: server)
             case .input(.timerGone(let name)):
                 room.batchTimerOps.append((name, nil))
                 room.loggedTimers[name] = nil
@@ -531,7 +531,7 @@ extension ClusterSimulation {
         note("server \(server.index) is killed")
         server.alive = false
         server.rooms = [:]
-        server.timers = TimerBook()
+        server.timers = TimerSchedule()
         for id in connections.keys.sorted() where connections[id]!.server == server.index {
             let connection = connections[id]!
             connection.cut()

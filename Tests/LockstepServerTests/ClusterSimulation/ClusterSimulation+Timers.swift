@@ -4,8 +4,8 @@ import LockstepJSON
 @testable import LockstepServer
 import LockstepStorage
 
-/// Durable timers (protocol 1.3), as ``SyncServer`` keeps them on a shared log: each server's real ``TimerBook``
-/// holds what it scheduled and what it read from the log; a timer row is stored in the write of the request that
+/// Durable timers (protocol 1.3), as ``SyncServer`` keeps them on a shared log: each server's real ``TimerSchedule``
+/// holds what it scheduled and what it read from the log, and says which are due and where they go; a timer row is stored in the write of the request that
 /// schedules it, and a fired timer's change in the write that removes its row, applied only if that write, under the
 /// room's lock, still finds the row. Time is the step.
 extension ClusterSimulation {
@@ -14,11 +14,9 @@ extension ClusterSimulation {
         _ action: JSON, after: Int, timer name: String, id: String, sender: Sender, in room: SimulatedRoom,
         on server: SimulatedServer
     ) {
-        server.timerOrder = max(server.timerOrder + 1, step * 1000)
         let record = TimerRecord(id: id, action: action, sender: sender)
-        let timer = StoredTimer(
-            room: room.name, name: name, due: step + after, order: server.timerOrder, request: record.encoded)
-        server.timers.insert(timer)
+        let (timer, _) = server.timers.schedule(
+            room: room.name, name: name, due: step + after, request: record.encoded, now: step)
         storeInBatch((name, timer), in: room)
     }
 
@@ -26,7 +24,7 @@ extension ClusterSimulation {
     /// through another server and not read here yet, or taken out of the book to fire by a write that then failed);
     /// the log checks that a committed cancel leaves no row of its name.
     func cancelTimer(_ name: String, in room: SimulatedRoom, on server: SimulatedServer) {
-        server.timers.remove(TimerKey(room: room.name, name: name))
+        _ = server.timers.remove(TimerKey(room: room.name, name: name))
         storeInBatch((name, nil), in: room)
         room.batchCancels.append((name, room.batchTimerOps.count))
     }
@@ -36,9 +34,12 @@ extension ClusterSimulation {
         room.loggedTimers[op.name] = op.timer
     }
 
-    /// `SyncServer.fire` in the room's turn, inside its write: unless the row the lock read is gone or another's,
-    /// the action as its sender, and the row's removal in the same write.
-    func fire(_ timer: StoredTimer, in room: SimulatedRoom) {
+    /// `SyncServer.fire` in the room's turn, inside its write: unless the server's book or the row the lock read
+    /// holds another timer of the name (or none), the action as its sender, and the row's removal in the same write.
+    func fire(_ timer: StoredTimer, in room: SimulatedRoom, on server: SimulatedServer) {
+        let key = TimerKey(room: timer.room, name: timer.name)
+        guard server.timers.book.timer(key)?.order == timer.order else { return }
+        _ = server.timers.remove(key)
         #if LOCKSTEP_MUTANTS
         let checksRow = !Mutant.isActive(.timerFiresWithoutRowCheck)
         let removesInWrite = !Mutant.isActive(.firedTimerRowRemovedSeparately)
@@ -84,31 +85,31 @@ extension ClusterSimulation {
     /// with the database away it waits in the book for the next try.
     func fireDue(on server: SimulatedServer) {
         guard server.alive else { return }
-        for timer in server.timers.due(by: step) {
-            let key = TimerKey(room: timer.room, name: timer.name)
-            guard let room = server.rooms[timer.room] ?? loadRoom(timer.room, on: server) else {
-                server.timers.insert(timer)
-                continue
+        let (deliveries, _) = server.timers.waitEnded(now: step) { server.rooms[$0] != nil }
+        for delivery in deliveries {
+            switch delivery {
+            case .fire(let timer):
+                deliver(timer, to: server.rooms[timer.room]!, on: server)
+            case .readRoom(let name):
+                let room = loadRoom(name, on: server)
+                for timer in server.timers.roomRead(name, found: room != nil) { deliver(timer, to: room!, on: server) }
             }
-            guard server.timers.timer(key)?.order == timer.order else { continue }
-            note("server \(server.index) fires timer \(timer.name) of \(timer.room) (due \(timer.due))")
-            server.timers.remove(key)
-            if room.queue.receive(.timer(timer)) == .startPump { schedulePump(room, on: server) }
         }
+    }
+
+    private func deliver(_ timer: StoredTimer, to room: SimulatedRoom, on server: SimulatedServer) {
+        note("server \(server.index) fires timer \(timer.name) of \(timer.room) (due \(timer.due))")
+        if room.queue.receive(.timer(timer)) == .startPump { schedulePump(room, on: server) }
     }
 
     /// `SyncServer.loadTimers`: at start, and on each poll, the rows the log holds go into the book.
     func loadTimers(on server: SimulatedServer) {
         guard server.alive, !log.isDown(at: step) else { return }
-        for name in log.rooms.keys.sorted() {
-            let rows = log.rooms[name]!.timers
-            for timerName in rows.keys.sorted() {
-                let timer = rows[timerName]!
-                if server.timers.timer(TimerKey(room: name, name: timerName))?.order != timer.order {
-                    server.timers.insert(timer)
-                }
-            }
+        let rows = log.rooms.keys.sorted().flatMap { name in
+            let timers = log.rooms[name]!.timers
+            return timers.keys.sorted().map { timers[$0]! }
         }
+        _ = server.timers.load(rows)
     }
 
     /// Whether the log still holds a timer row.

@@ -1,16 +1,14 @@
 @testable import LockstepServer
 
-/// One simulated server: its rooms in memory and its book of pending timers (the real ``TimerBook``), lost when it
-/// is killed.
+/// One simulated server: its rooms in memory and its pending timers (the real ``TimerSchedule``), lost when it is
+/// killed.
 final class SimulatedServer {
     let index: Int
     var alive = true
     /// Counts its lives: what belongs to an earlier one (connections, transactions, reads, notices) is dead.
     var incarnation = 0
     var rooms: [String: SimulatedRoom] = [:]
-    var timers = TimerBook()
-    /// The last timer order it gave, as `SyncServer.timerOrder`.
-    var timerOrder = 0
+    var timers = TimerSchedule()
 
     init(index: Int) {
         self.index = index
