@@ -9,7 +9,7 @@ import LockstepTransport
 /// A timer is stored with its room, in the same write as the changes around it, and removed in the write that stores
 /// its change, so it fires once across a crash; on several servers each arms what the database holds and the room's
 /// lock lets exactly one of them apply it. The server keeps only a timer's room, name and due time in its
-/// ``TimerBook``, not its room: rooms load when a timer fires and leave memory again when idle.
+/// ``TimerSchedule``, not its room: rooms load when a timer fires and leave memory again when idle.
 extension SyncServer {
     /// Schedules a request's action in its turn: replaces the room's timer of that name, answers `scheduled` once the
     /// timer is stored.
@@ -183,7 +183,7 @@ extension SyncServer {
 
 extension Room {
     /// Whether `timer` is still pending in the shared log as the room's locked write read it; always, for a log this
-    /// server alone writes (its ``TimerBook`` is then the truth).
+    /// server alone writes (its ``TimerSchedule`` is then the truth).
     func timerIsInLog(_ timer: StoredTimer) -> Bool {
         guard let loggedTimers else { return true }
         return loggedTimers[timer.name] == timer.order
