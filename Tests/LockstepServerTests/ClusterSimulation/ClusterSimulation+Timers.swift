@@ -91,10 +91,16 @@ extension ClusterSimulation {
             case .fire(let timer):
                 deliver(timer, to: server.rooms[timer.room]!, on: server)
             case .readRoom(let name):
-                let room = loadRoom(name, on: server)
-                for timer in server.timers.roomRead(name, found: room != nil) { deliver(timer, to: room!, on: server) }
+                tasks.append(.timerRoomRead(server: server.index, incarnation: server.incarnation, room: name))
             }
         }
+    }
+
+    /// `SyncServer.fireAwaiting`: the room is read (unless something read it meanwhile), and the timers that came
+    /// due in it, then and while it was read, go to its turn in order.
+    func timerRoomRead(_ name: String, on server: SimulatedServer) {
+        let room = server.rooms[name] ?? loadRoom(name, on: server)
+        for timer in server.timers.roomRead(name, found: room != nil) { deliver(timer, to: room!, on: server) }
     }
 
     private func deliver(_ timer: StoredTimer, to room: SimulatedRoom, on server: SimulatedServer) {

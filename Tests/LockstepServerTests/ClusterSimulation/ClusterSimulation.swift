@@ -258,6 +258,9 @@ final class ClusterSimulation {
         case .commit(let id): commit(id)
         case .read(let id): readAtDatabase(id)
         case .readDone(let id): readDone(id)
+        case .timerRoomRead(let server, let incarnation, let room):
+            guard servers[server].alive, servers[server].incarnation == incarnation else { return }
+            timerRoomRead(room, on: servers[server])
         case .retryDue(let server, let incarnation, let room, let name):
             if let room = liveRoom(server, incarnation, room, name) {
                 room.machine.retryDue()

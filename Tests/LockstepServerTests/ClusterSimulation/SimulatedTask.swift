@@ -16,6 +16,8 @@ enum SimulatedTask: CustomStringConvertible {
     case read(Int)
     case readDone(Int)
     case retryDue(server: Int, incarnation: Int, room: Int, name: String)
+    /// A server reads a room that timers came due in, then hands them to it.
+    case timerRoomRead(server: Int, incarnation: Int, room: String)
     /// The committing server's NOTIFY, and its arrival at one listener.
     case notify(server: Int, incarnation: Int, room: String, version: Int)
     case notice(server: Int, incarnation: Int, room: String, version: Int)
@@ -41,6 +43,7 @@ enum SimulatedTask: CustomStringConvertible {
         case .read(let id): "catch-up \(id) reads"
         case .readDone(let id): "catch-up \(id) returns"
         case .retryDue(let server, _, let room, let name): "catch-up retry of \(name)#\(room) on server \(server)"
+        case .timerRoomRead(let server, _, let room): "server \(server) reads \(room) for its timers"
         case .notify(let server, _, let room, let version): "server \(server) notifies \(room)@\(version)"
         case .notice(let server, _, let room, let version): "server \(server) hears \(room)@\(version)"
         case .databaseUp: "the database is back"
