@@ -75,6 +75,41 @@ import Testing
         }
     }
 
+    /// A connection whose request's COMMIT went unanswered is sent away where that request stands: an answer to what
+    /// it sent after it (a `history` taken by the same write) never reaches it before the request's own.
+    @Test func aReadBehindAnUnansweredCommitIsNotAnsweredBeforeIt() async throws {
+        try await withCluster(nodes: 1, operationTimeout: .seconds(3)) { postgres, servers in
+            let port = servers[0].port
+            let first = try await Writer.connect(port, session: "s1")
+            #expect(try await first.action(#"{"type":"increment"}"#, seq: 1)["type"] == "ack")
+
+            // An `add 555` is stored slowly, well within the deadline; the COMMIT of an `add 777` runs past it, then
+            // fails: the server cannot know that it was not stored.
+            let slow = #"PERFORM pg_sleep(1.5);"#
+            try await offThePool {
+                try postgres.sql(
+                    Self.trap(#"PERFORM pg_sleep(4); RAISE EXCEPTION 'trapped';"#, deferred: true)
+                        + Self.trap(slow, deferred: false, named: "slow", matching: 555))
+            }
+            first.client.sendRaw(#"{"type":"action","id":"a2","seq":2,"action":{"type":"add","amount":555}}"#)
+            try await postgres.waitUntil(
+                "the slow write to be stored", "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'",
+                answers: "1")
+            // Both wait behind the slow write, and the next write takes both.
+            first.client.sendRaw(#"{"type":"action","id":"a3","seq":3,"action":{"type":"add","amount":777}}"#)
+            first.client.sendRaw(#"{"type":"history","id":"h"}"#)
+            var answers: [JSON] = []
+            while let message = try? await first.client.nextJSON(timeout: .seconds(15)) { answers.append(message) }
+            let ids = answers.compactMap { $0["id"]?.stringValue }
+            #expect(ids.contains("a2"))
+            // `a3` is answered by the resume, not here; so is `h`, sent after it.
+            #expect(!ids.contains("a3") && !ids.contains("h"), "\(ids)")
+            #expect(answers.contains { $0["type"] == "error" && $0["id"] == nil && $0["code"] == "unavailable" })
+            #expect(await first.client.closeCode(timeout: .seconds(5)) == 1011)
+            try await offThePool { try postgres.sql("DROP TRIGGER trap ON changes; DROP TRIGGER slow ON changes") }
+        }
+    }
+
     /// A request answered `unavailable` and then one after it applied: the first is a hole below the session's mark.
     /// Sent again it is applied, not answered as a duplicate, and a client that never got the answer resumes below it.
     @Test func aRequestAnsweredUnavailableIsAHoleBelowTheMark() async throws {
@@ -177,16 +212,19 @@ import Testing
         try await TestClient.connect(port: port, room: "test", query: "session=s1", using: sharedTransport)
     }
 
-    /// A trigger on stored changes that runs `body` for a change adding 777: at once, or at COMMIT when `deferred`.
-    static func trap(_ body: String, deferred: Bool) -> String {
+    /// A trigger `name` on stored changes that runs `body` for a change adding `amount`: at once, or at COMMIT when
+    /// `deferred`.
+    static func trap(
+        _ body: String, deferred: Bool, named name: String = "trap", matching amount: Int = 777
+    ) -> String {
         """
-        CREATE FUNCTION trap() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            IF convert_from(NEW.message, 'UTF8') LIKE '%"amount":777%' THEN \(body) END IF;
+            IF convert_from(NEW.message, 'UTF8') LIKE '%"amount":\(amount)%' THEN \(body) END IF;
             RETURN NEW;
         END $$;
-        CREATE \(deferred ? "CONSTRAINT " : "")TRIGGER trap AFTER INSERT ON changes
-            \(deferred ? "DEFERRABLE INITIALLY DEFERRED " : "")FOR EACH ROW EXECUTE FUNCTION trap();
+        CREATE \(deferred ? "CONSTRAINT " : "")TRIGGER \(name) AFTER INSERT ON changes
+            \(deferred ? "DEFERRABLE INITIALLY DEFERRED " : "")FOR EACH ROW EXECUTE FUNCTION \(name)();
         """
     }
 }
