@@ -40,14 +40,8 @@ final class Room {
     var timeline: RoomTimeline
     private let resumeWindow: Int
     private var cachedState: (version: Int, bytes: [UInt8])?
-    /// Someone joined or left since the last presence went out.
-    var presenceDirty = false
-    /// The clients (here or on other servers) whose presence state changed since the last presence went out.
-    var changedStates: Set<String> = []
-    /// A presence is due to go out.
-    var presenceScheduled = false
-    /// When the last presence went out.
-    var lastPresence: Duration?
+    /// When the room's next presence goes out, and what it says.
+    var presence = PresenceThrottle()
     /// Since when the room has had no client (its idle clock); nil while in use.
     var idleSince: Duration?
     /// Made for an HTTP request that has not succeeded yet: until a request succeeds or a client joins, the room is
@@ -299,10 +293,9 @@ final class Room {
         return OutboundFrame(text: JSON.object(message).serialized())
     }
 
-    /// The presence of the peers in ``changedStates`` that a full presence lists (the first `limit`), each with its
+    /// The presence of the peers in `changedStates` that a full presence lists (the first `limit`), each with its
     /// latest state: `{"type":"presence","changed":[...]}`; nil when none of them is listed.
-    func changedPresenceFrame(limit: Int, remote: [Peer]) -> OutboundFrame? {
-        guard !changedStates.isEmpty else { return nil }
+    func changedPresenceFrame(_ changedStates: Set<String>, limit: Int, remote: [Peer]) -> OutboundFrame? {
         var changed: [Peer] = []
         for session in sessions.prefix(limit) where changedStates.contains(session.client) {
             changed.append(session.peer)

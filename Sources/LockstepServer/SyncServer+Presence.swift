@@ -28,8 +28,7 @@ extension SyncServer {
 
     /// The presence states of `clients` (here or on other servers) changed: the next presence says so.
     func presenceStatesChanged(of clients: [String], in room: Room) {
-        room.changedStates.formUnion(clients)
-        schedulePresenceMessage(in: room)
+        waitForPresence(room.presence.statesChanged(clients, interval: presenceInterval(of: room)), in: room)
     }
 
     /// Sends one presence for every join and leave of a room since the last one.
@@ -37,16 +36,17 @@ extension SyncServer {
     /// Presence lists the whole room, so its cost grows with the square of the room's size: it goes
     /// out at most once per `presenceInterval` for each 100 peers, however many join at once.
     func schedulePresence(in room: Room) {
-        room.presenceDirty = true
-        schedulePresenceMessage(in: room)
+        waitForPresence(room.presence.joinedOrLeft(interval: presenceInterval(of: room)), in: room)
     }
 
-    /// Has the room's next presence go out once `presenceInterval` (per 100 peers) has passed since the last one.
-    private func schedulePresenceMessage(in room: Room) {
-        guard !room.presenceScheduled else { return }
-        room.presenceScheduled = true
-        let interval = configuration.presenceInterval * max(1, room.sessions.count / 100)
-        let due = room.lastPresence.map { $0 + interval } ?? .zero
+    /// `presenceInterval` for each 100 peers of the room.
+    private func presenceInterval(of room: Room) -> Duration {
+        configuration.presenceInterval * max(1, room.sessions.count / 100)
+    }
+
+    /// Sends the room's next presence at `due`, when the throttle says to wait for it now.
+    private func waitForPresence(_ due: Duration?, in room: Room) {
+        guard let due else { return }
         Task {
             try? await self.clock.sleep(until: due)
             self.flushPresence(in: room)
@@ -56,17 +56,18 @@ extension SyncServer {
     /// Sends the room's full presence after a join or leave, else the states that changed; then publishes this
     /// server's clients to the others.
     private func flushPresence(in room: Room) {
-        room.presenceScheduled = false
-        guard room.presenceDirty || !room.changedStates.isEmpty else { return }
-        let remote = pipeline.remotePeers(of: room)
-        let frame =
-            room.presenceDirty
-            ? room.presenceFrame(limit: configuration.presencePeers, remote: remote)
-            : room.changedPresenceFrame(limit: configuration.presencePeers, remote: remote)
-        room.presenceDirty = false
-        room.changedStates.removeAll()
+        let limit = configuration.presencePeers
+        let frame: OutboundFrame?
+        switch room.presence.due() {
+        case .nothing:
+            return
+        case .everyone:
+            frame = room.presenceFrame(limit: limit, remote: pipeline.remotePeers(of: room))
+        case .changed(let clients):
+            frame = room.changedPresenceFrame(clients, limit: limit, remote: pipeline.remotePeers(of: room))
+        }
         if let frame {
-            room.lastPresence = clock.now
+            room.presence.sent(at: clock.now)
             room.broadcastPresence(frame)
         }
         pipeline.peersChanged(in: room, server: self)
