@@ -13,6 +13,20 @@ struct PendingSnapshot: Sendable {
     let history: History
     let stateVersion: Int
 
+    func encoded() -> StoredSnapshot {
+        StoredSnapshot(
+            room: room, version: version, state: state.serialized(), history: HistoryCoding.encode(history),
+            stateVersion: stateVersion)
+    }
+
+    /// `snapshots` encoded on the task pool, not on the caller's thread.
+    static func encodedAway(_ snapshots: [PendingSnapshot]) async -> [StoredSnapshot] {
+        guard !snapshots.isEmpty else { return [] }
+        return await Task.detached { snapshots.map { $0.encoded() } }.value
+    }
+}
+
+extension PendingSnapshot {
     /// `room`'s state and history now, for storage to replay only what comes after; the room counts changes from
     /// it. Nil (and logged) when the state cannot be encoded.
     init?(of room: Room, configuration: ServerConfiguration, logger: Logger) {
@@ -25,14 +39,6 @@ struct PendingSnapshot: Sendable {
             logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
             return nil
         }
-    }
-
-    init(room: String, version: Int, state: JSON, history: History, stateVersion: Int) {
-        self.room = room
-        self.version = version
-        self.state = state
-        self.history = history
-        self.stateVersion = stateVersion
     }
 
     /// With a room's first change (`version` 1): the initial state as a snapshot of version 0. A room is then always
@@ -49,17 +55,5 @@ struct PendingSnapshot: Sendable {
                 room: room, version: 0, state: state, history: History(depth: configuration.undoDepth),
                 stateVersion: configuration.app.evolution.version)
         ]
-    }
-
-    func encoded() -> StoredSnapshot {
-        StoredSnapshot(
-            room: room, version: version, state: state.serialized(), history: HistoryCoding.encode(history),
-            stateVersion: stateVersion)
-    }
-
-    /// `snapshots` encoded on the task pool, not on the caller's thread.
-    static func encodedAway(_ snapshots: [PendingSnapshot]) async -> [StoredSnapshot] {
-        guard !snapshots.isEmpty else { return [] }
-        return await Task.detached { snapshots.map { $0.encoded() } }.value
     }
 }
