@@ -44,6 +44,8 @@ final class Room {
     var presence = PresenceThrottle()
     /// Since when the room has had no client (its idle clock); nil while in use.
     var idleSince: Duration?
+    /// A wait for the room's idle deadline is armed: the one the room has, however often it becomes idle.
+    var awaitsIdleDeadline = false
     /// Made for an HTTP request that has not succeeded yet: until a request succeeds or a client joins, the room is
     /// no one's, and reads answer 404 as for a room never used (a refused request changes nothing).
     var isProvisional = false

@@ -9,22 +9,34 @@ import LockstepTransport
 extension SyncServer {
     /// Starts `room`'s idle clock: it has no client now. Rooms stay in memory with `--memory`, except one nobody has
     /// used: that leaves at once.
+    ///
+    /// A room taking HTTP requests with no client becomes idle after each: its one wait, armed at the first, finds
+    /// the later start when it ends and waits out the rest, rather than a wait per request.
     func roomBecameIdle(_ room: Room) {
         guard pipeline.evictsIdleRooms else { return forgetIfUnused(room) }
         guard room.sessions.isEmpty, room.followers.isEmpty else { return }
-        let since = clock.now
-        room.idleSince = since
-        let name = room.name
-        let deadline = since + configuration.roomIdle
-        Task {
+        room.idleSince = clock.now
+        guard !room.awaitsIdleDeadline else { return }
+        waitForIdleDeadline(of: room, until: clock.now + configuration.roomIdle)
+    }
+
+    private func waitForIdleDeadline(of room: Room, until deadline: Duration) {
+        room.awaitsIdleDeadline = true
+        Task { [weak room] in
             try? await clock.sleep(until: deadline)
-            self.evictIfIdle(name, idleSince: since)
+            guard let room else { return }
+            self.idleDeadlinePassed(room)
         }
     }
 
-    /// Writes the room out and drops it, if it has stayed idle since `since` and nothing of it is still at work.
-    private func evictIfIdle(_ name: String, idleSince since: Duration) {
-        guard !isStopped, let room = rooms[name], room.idleSince == since, isIdle(room) else { return }
+    /// Writes the room out and drops it if it stayed idle for `roomIdle` and nothing of it is still at work; waits
+    /// out the rest when it became idle again since the wait began.
+    private func idleDeadlinePassed(_ room: Room) {
+        room.awaitsIdleDeadline = false
+        guard !isStopped, rooms[room.name] === room, let since = room.idleSince else { return }
+        let deadline = since + configuration.roomIdle
+        guard deadline <= clock.now else { return waitForIdleDeadline(of: room, until: deadline) }
+        guard isIdle(room) else { return }
         room.idleSince = nil
         pipeline.evict(room, server: self)
     }

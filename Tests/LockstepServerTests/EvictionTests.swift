@@ -11,6 +11,31 @@ import LockstepTestSupport
 
 /// Idle rooms leave memory and come back, with a data directory, exactly as after a restart.
 @Suite(.timeLimit(.minutes(3))) struct EvictionTests {
+    /// A room taking requests over HTTP with no client becomes idle after each one: it keeps one wait for its idle
+    /// limit, not one per request, and leaves once the limit has passed since the last.
+    @Test func aRoomTakingManyHTTPRequestsKeepsOneIdleWait() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = CountingClock(TestClock())
+        let configure = { (configuration: inout ServerConfiguration) in configuration.roomIdle = .seconds(60) }
+        let increment = #"{"type":"action","action":{"type":"increment"}}"#
+        try await withStoredServer(in: directory, clock: ServerClock(clock), configure: configure) { server in
+            for round in 0..<4 {
+                for _ in 0..<50 {
+                    let answer = try await HTTPGet.post(port: server.port, path: "/rooms/busy", json: increment)
+                    #expect(answer.status == 200)
+                }
+                // Later requests move the deadline on: 59 s after the last one it has not passed.
+                if round < 3 { await clock.base.advance(by: .seconds(30)) }
+            }
+            #expect(clock.mostSleepers < 10, "\(clock.mostSleepers) tasks slept at once")
+            await clock.base.advance(by: .seconds(59))
+            #expect(try await metric("lockstep_evictions_total", port: server.port) == 0)
+            try await idle(clock.base, by: .seconds(1), untilEvictionsReach: 1, port: server.port)
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/busy").json?["state"] == ["count": 200])
+        }
+    }
+
     /// The idle limit is read off the server's clock: advancing it, not waiting, lets the room go.
     @Test func anIdleRoomLeavesOnceTheServersClockPassesTheIdleLimit() async throws {
         let directory = temporaryDirectory()
