@@ -28,9 +28,9 @@ struct SharedRoomQueue<Input: BatchInput, Reply> {
     /// Where a reply goes.
     enum Route {
         /// Out now: nothing of the room waits or is being written.
-        case send(Reply)
+        case send
         /// With the write whose batch is being applied: it leaves once that write is committed.
-        case holdWithWrite(Reply)
+        case holdWithWrite
         /// Queued behind what waits; `wake` says whether the pump must start.
         case queued(SharedLogMachine.Wake)
     }
@@ -79,9 +79,9 @@ struct SharedRoomQueue<Input: BatchInput, Reply> {
     mutating func route(_ reply: Reply, writesIdle: Bool) -> Route {
         switch machine.replyReady(writesIdle: writesIdle) {
         case .answerNow:
-            return .send(reply)
+            return .send
         case .holdWithWrite:
-            return .holdWithWrite(reply)
+            return .holdWithWrite
         case .queue(let wake):
             incoming.append(.reply(reply))
             return .queued(wake)

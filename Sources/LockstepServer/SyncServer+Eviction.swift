@@ -15,9 +15,10 @@ extension SyncServer {
     func roomBecameIdle(_ room: Room) {
         guard pipeline.evictsIdleRooms else { return forgetIfUnused(room) }
         guard room.sessions.isEmpty, room.followers.isEmpty else { return }
-        room.idleSince = clock.now
+        let now = clock.now
+        room.idleSince = now
         guard !room.awaitsIdleDeadline else { return }
-        waitForIdleDeadline(of: room, until: clock.now + configuration.roomIdle)
+        waitForIdleDeadline(of: room, until: now + configuration.roomIdle)
     }
 
     private func waitForIdleDeadline(of room: Room, until deadline: Duration) {

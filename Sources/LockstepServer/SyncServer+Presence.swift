@@ -56,16 +56,15 @@ extension SyncServer {
     /// Sends the room's full presence after a join or leave, else the states that changed; then publishes this
     /// server's clients to the others.
     private func flushPresence(in room: Room) {
-        let limit = configuration.presencePeers
-        let frame: OutboundFrame?
-        switch room.presence.due() {
-        case .nothing:
-            return
-        case .everyone:
-            frame = room.presenceFrame(limit: limit, remote: pipeline.remotePeers(of: room))
-        case .changed(let clients):
-            frame = room.changedPresenceFrame(clients, limit: limit, remote: pipeline.remotePeers(of: room))
-        }
+        let presence = room.presence.due()
+        guard presence != .nothing else { return }
+        let (limit, remote) = (configuration.presencePeers, pipeline.remotePeers(of: room))
+        let frame =
+            if case .changed(let clients) = presence {
+                room.changedPresenceFrame(clients, limit: limit, remote: remote)
+            } else {
+                room.presenceFrame(limit: limit, remote: remote)
+            }
         if let frame {
             room.presence.sent(at: clock.now)
             room.broadcastPresence(frame)

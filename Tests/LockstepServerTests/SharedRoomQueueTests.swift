@@ -49,7 +49,7 @@ import Testing
         }
         #expect(applied == ["a", "b", "r", "c"])
         // An answer made while the batch is applied goes with the write.
-        guard case .holdWithWrite("ack") = queue.route("ack", writesIdle: false) else {
+        guard case .holdWithWrite = queue.route("ack", writesIdle: false) else {
             Issue.record("an answer made inside the write was not held with it")
             return
         }
@@ -65,7 +65,7 @@ import Testing
 
     @Test func repliesAloneLeaveTogetherOnceNothingIsWritten() {
         var queue = Queue()
-        guard case .send("now") = queue.route("now", writesIdle: true) else {
+        guard case .send = queue.route("now", writesIdle: true) else {
             Issue.record("a reply with nothing before it was held")
             return
         }
