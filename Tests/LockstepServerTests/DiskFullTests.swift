@@ -4,6 +4,7 @@ import LockstepCore
 import LockstepJSON
 import LockstepServer
 import LockstepTestSupport
+import LockstepTransport
 import Testing
 
 /// A data directory on a disk that fills up: a write the log refuses acknowledges nothing, its room goes back to what
@@ -30,7 +31,16 @@ import Testing
             for seq in 1...sent { client.sendRaw(Self.request(seq: seq)) }
             var notice: JSON?
             while notice == nil {
-                let message = try await client.nextJSON()
+                let message: JSON
+                do {
+                    message = try await client.nextJSON()
+                } catch {
+                    // Says what the connection ended with, should it end before the notice.
+                    let code = await client.closeCode().map { String($0) } ?? "none"
+                    let reason = client.socket.closeReason
+                    Issue.record("\(error) after \(acknowledged.count) acks: close \(code) \"\(reason)\"")
+                    throw error
+                }
                 switch message["type"]?.stringValue {
                 case "ack":
                     let seq = try #require(Int(message["id"]?.stringValue?.dropFirst() ?? ""))
