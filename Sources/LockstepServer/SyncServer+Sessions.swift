@@ -12,20 +12,12 @@ extension SyncServer {
     /// `seq` without a session `bad_message`.
     func isNew(_ request: ClientRequest, from requester: any Requester) -> Bool {
         let room = requester.room
-        let id = request.message.id
-        if let idempotency = requester.idempotency {
-            guard let recorded = room.marks.answer(for: idempotency.markName) else { return true }
-            reply(idempotency.replay(recorded, id: id), to: requester)
-            return false
-        }
-        guard let seq = request.seq else { return true }
-        guard let name = requester.sessionName else {
-            let refusal = "\"seq\" needs a session: connect with session=NAME"
-            reply(.error(id: id, code: "bad_message", message: refusal), to: requester)
-            return false
-        }
-        guard room.marks.covers(seq, of: name.value) else { return true }
-        reply(.ack(id: id, version: room.store.version, duplicate: true), to: requester)
+        guard
+            let answer = RoomTurn.answerInstead(
+                of: request, session: requester.sessionName?.value, idempotency: requester.idempotency,
+                marks: room.marks, version: room.store.version)
+        else { return true }
+        reply(answer, to: requester)
         return false
     }
 
@@ -43,15 +35,11 @@ extension SyncServer {
     }
 
     private func advanceMark(_ name: String, to seq: Int, answer: String? = nil, in room: Room) {
-        let now = Date().timeIntervalSince1970
-        room.marks.advance(
-            name, to: seq, answer: answer, now: now, idleSeconds: configuration.sessionIdle.seconds,
-            limit: configuration.sessionLimit)
         // A no-op action has no change to store: the mark is stored on its own, and the answer waits for it all the
         // same.
-        let mark = StoredMark(
-            room: room.name, session: name, seq: seq, time: now, answer: answer,
-            holes: room.marks.holesToStore(for: name))
+        let mark = RoomTurn.moveMark(
+            name, to: seq, answer: answer, in: room.name, marks: &room.marks, now: Date().timeIntervalSince1970,
+            idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
         pipeline.markMoved(mark, in: room, server: self)
     }
 }

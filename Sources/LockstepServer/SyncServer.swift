@@ -384,44 +384,33 @@ public actor SyncServer {
         as kind: Cause.Kind? = nil, timer: String? = nil
     ) {
         let started = ContinuousClock.now
+        defer { metrics.actionLatency.recordNanoseconds(Int64(started.duration(to: .now) / .nanoseconds(1))) }
         let room = requester.room
         let context = context(for: requester, in: room)
         do {
-            switch request {
-            case .action(let id, let action):
+            if case .revert(let id, let version) = request {
+                return revert(to: version, id: id, seq: seq, from: requester, older: older)
+            }
+            if case .action(_, let action) = request {
                 metrics.actions.increment()
                 try checkReads(of: action, by: requester)
-                let outcome = try room.store.send(json: action, context: context)
-                if let change = outcome.change {
-                    var cause = Cause(change.kind, client: requester.client, id: id, action: action)
-                    if let kind { cause.kind = kind }
-                    cause.timer = timer
-                    publish(change, in: room, cause: cause, context: context)
-                }
-                finish(seq: seq, with: .ack(id: id, version: room.store.version), for: requester)
-                run(outcome.effects, in: room, sender: context.sender)
-            case .undo(let id, let mine), .redo(let id, let mine):
-                let change: Change
-                switch (request, mine) {
-                case (.undo, false): change = try room.store.undo(context: context)
-                case (.undo, true): change = try room.store.undoMine(context: context)
-                case (_, false): change = try room.store.redo(context: context)
-                case (_, true): change = try room.store.redoMine(context: context)
-                }
-                let cause = Cause(change.kind, client: requester.client, id: id, action: nil)
-                publish(change, in: room, cause: cause, context: context)
-                finish(seq: seq, with: .ack(id: id, version: change.version), for: requester)
-            case .revert(let id, let version):
-                revert(to: version, id: id, seq: seq, from: requester, older: older)
-            case .history, .presence, .cancel:
-                break
             }
+            guard
+                let performed = try RoomTurn.perform(
+                    request, client: requester.client, on: &room.store, context: context)
+            else { return }
+            if let change = performed.change, var cause = performed.cause {
+                if let kind { cause.kind = kind }
+                cause.timer = timer
+                publish(change, in: room, cause: cause, context: context)
+            }
+            finish(seq: seq, with: .ack(id: request.id, version: room.store.version), for: requester)
+            run(performed.effects, in: room, sender: context.sender)
         } catch {
             let answer = RequestAnswer.error(
                 id: request.id, code: error.code, message: message(of: error, for: requester))
             finish(seq: nil, with: answer, for: requester)
         }
-        metrics.actionLatency.recordNanoseconds(Int64(started.duration(to: .now) / .nanoseconds(1)))
     }
 
     /// Sends `change` to everyone in `room`, the sender included: one encoding, the same bytes for all.
@@ -429,13 +418,9 @@ public actor SyncServer {
     /// With storage the patch waits until the change is stored (see ``CommitPipeline``), with its author and
     /// compensation. The cause gets the change's time and its sender's name and token subject.
     func publish(_ change: Change, in room: Room, cause: Cause, context: ReducerContext) {
-        let cause = cause.stamped(at: context.time, by: context.sender)
-        let message = ServerMessage.patch(
-            version: change.version, ops: change.patch, cause: cause,
-            undo: room.store.history.undoCount, redo: room.store.history.redoCount
-        )
-        let bytes = message.serialized()
-        var patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: bytes))
+        let encoded = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
+        let cause = encoded.cause
+        var patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: encoded.bytes))
         patch.touched = room.privateParts.touched(by: change.patch, action: cause.action)
         patch.views = room.project(
             change.patch, version: change.version, cause: cause, undo: room.store.history.undoCount,
@@ -443,8 +428,7 @@ public actor SyncServer {
             after: { try room.store.stateJSON() })
         audit(change, in: room, cause: cause)
         room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
-        let record = ChangeRecord(change, authors: room.store.history.authors)
-        pipeline.commit(patch, message: bytes, record: record, in: room, server: self)
+        pipeline.commit(patch, message: encoded.bytes, record: encoded.record, in: room, server: self)
     }
 
     /// Puts a released patch on the wire, once, for every client following the room.

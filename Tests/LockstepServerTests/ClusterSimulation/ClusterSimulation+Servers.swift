@@ -238,13 +238,18 @@ extension ClusterSimulation {
         transaction.cancels = room.batchCancels
     }
 
-    /// `SyncServer.apply` for the requests the simulation sends: a duplicate `seq` is acknowledged without applying
-    /// it, anything else goes through the real store and reducer; what it makes is held until the commit.
+    /// `SyncServer.apply` for the requests the simulation sends, deciding as the server does (``RoomTurn``): a
+    /// duplicate `seq` is acknowledged without applying it, anything else goes through the real store and reducer;
+    /// what it makes is held until the commit.
     private func apply(_ request: SimulatedRequest, from id: Int, in room: SimulatedRoom) {
         guard let connection = connections[id] else { return }
         let session = clients[connection.client].session
-        guard !room.marks.covers(request.seq, of: session) else {
-            let ack = ServerFrame.ack(id: request.id, version: room.store.version, duplicate: true, changed: false)
+        if let answer = RoomTurn.answerInstead(
+            of: ClientRequest(message: request.message, seq: request.seq), session: session, idempotency: nil,
+            marks: room.marks, version: room.store.version)
+        {
+            guard case .ack(_, let version, true) = answer else { preconditionFailure("only a seq is checked here") }
+            let ack = ServerFrame.ack(id: request.id, version: version, duplicate: true, changed: false)
             room.held.append(.answer(connection: id, ack))
             return
         }
@@ -252,47 +257,38 @@ extension ClusterSimulation {
         room.batchRequests.append(request.id)
         let sender = Sender(client: "c\(id)", session: session)
         let context = ReducerContext(sender: sender, time: step, version: room.store.version + 1, epoch: "simulation")
-        var action: JSON?
         do {
-            let change: Change?
+            var change: Change?
             switch request.kind {
             case .schedule(let json, let after, let name):
                 schedule(json, after: after, timer: name, id: request.id, sender: sender, in: room,
                     on: servers[connection.server])
-                change = nil
             case .cancel(let name):
                 cancelTimer(name, in: room, on: servers[connection.server])
-                change = nil
-            case .action(let json):
-                action = json
-                change = try room.store.send(json: json, context: context).change
-            case .undo: change = try room.store.undo(context: context)
-            case .redo: change = try room.store.redo(context: context)
-            case .undoMine: change = try room.store.undoMine(context: context)
-            case .redoMine: change = try room.store.redoMine(context: context)
+            case .action, .undo, .redo, .undoMine, .redoMine:
+                let performed = try RoomTurn.perform(
+                    request.message, client: sender.client, on: &room.store, context: context)
+                if let made = performed?.change, let cause = performed?.cause {
+                    let patch = RoomTurn.patch(of: made, cause: cause, context: context, history: room.store.history)
+                    room.batchRows.append(
+                        StoredChange(
+                            room: room.name, version: made.version, message: patch.bytes,
+                            record: patch.record.serialized()))
+                    room.batchStates.append(try room.store.stateJSON())
+                    room.held.append(.patch(patch.bytes, version: made.version))
+                    change = made
+                }
             }
-            if let change {
-                let history = room.store.history
-                let cause = Cause(change.kind, client: sender.client, id: request.id, action: action)
-                    .stamped(at: step, by: sender)
-                let message = ServerMessage.patch(
-                    version: change.version, ops: change.patch, cause: cause, undo: history.undoCount,
-                    redo: history.redoCount
-                ).serialized()
-                let record = ChangeRecord(change, authors: history.authors).serialized()
-                room.batchRows.append(
-                    StoredChange(room: room.name, version: change.version, message: message, record: record))
-                room.batchStates.append(try room.store.stateJSON())
-                room.held.append(.patch(message, version: change.version))
-            }
-            room.marks.advance(session, to: request.seq, now: Double(step), idleSeconds: 1e12, limit: 10_000)
+            let mark = RoomTurn.moveMark(
+                session, to: request.seq, in: room.name, marks: &room.marks, now: Double(step), idleSeconds: 1e12,
+                limit: 10_000)
             // One mark per session, as the real write sends it.
             let earlier = room.batchMarks.first { $0.session == session }?.seq ?? 0
             room.batchMarks.removeAll { $0.session == session }
             room.batchMarks.append(
                 StoredMark(
-                    room: room.name, session: session, seq: max(earlier, request.seq), time: Double(step),
-                    holes: room.marks.holesToStore(for: session)))
+                    room: mark.room, session: session, seq: max(earlier, mark.seq), time: mark.time,
+                    holes: mark.holes))
             let ack = ServerFrame.ack(
                 id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
             room.held.append(.answer(connection: id, ack))

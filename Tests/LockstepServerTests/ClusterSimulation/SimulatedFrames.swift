@@ -1,3 +1,4 @@
+import LockstepCore
 import LockstepJSON
 
 /// A request a simulated client sends, with its session's `seq`; `id` names it in the log's causes.
@@ -14,6 +15,18 @@ struct SimulatedRequest {
     let id: String
     let seq: Int
     let kind: Kind
+
+    /// The request as a client's message says it (a timer's action as an action).
+    var message: ClientMessage {
+        switch kind {
+        case .action(let json), .schedule(let json, _, _): .action(id: id, action: json)
+        case .undo: .undo(id: id)
+        case .redo: .redo(id: id)
+        case .undoMine: .undo(id: id, mine: true)
+        case .redoMine: .redo(id: id, mine: true)
+        case .cancel(let timer): .cancel(id: id, timer: timer)
+        }
+    }
 }
 
 /// What a simulated client sends on its connection.

@@ -1,0 +1,89 @@
+import LockstepCore
+import LockstepJSON
+import LockstepStorage
+
+/// A change request in its room's turn, decided with no I/O: whether it is applied at all, what the store and the
+/// app's reducer make of it, the patch every client gets and the record the log keeps, and where its session's mark
+/// moves.
+///
+/// `SyncServer` carries out what it returns (replies, the commit, effects); the cluster simulation runs it for its
+/// clients' requests, so what the simulation checks is what the server decides.
+enum RoomTurn {
+    /// The answer to a request that is not applied again, or nil when it is to be applied: a `seq` the session's mark
+    /// covers gets an ack with `"duplicate":true`, an idempotency key used before the answer it got then (or
+    /// `idempotency_mismatch`), and a `seq` without a session `bad_message`.
+    static func answerInstead(
+        of request: ClientRequest, session: String?, idempotency: Idempotency?, marks: SessionMarks, version: Int
+    ) -> RequestAnswer? {
+        let id = request.message.id
+        if let idempotency {
+            return marks.answer(for: idempotency.markName).map { idempotency.replay($0, id: id) }
+        }
+        guard let seq = request.seq else { return nil }
+        guard let session else {
+            return .error(id: id, code: "bad_message", message: "\"seq\" needs a session: connect with session=NAME")
+        }
+        return marks.covers(seq, of: session) ? .ack(id: id, version: version, duplicate: true) : nil
+    }
+
+    /// What an action, an undo or a redo makes of the room: its change (nil when the state stays as it was), with the
+    /// cause its patch carries, and the effects the reducer asked for. Nil for a request that is not one of those.
+    static func perform(
+        _ request: ClientMessage, client: String?, on store: inout any RoomStore, context: ReducerContext
+    ) throws(StoreError) -> Performed? {
+        let change: Change?
+        var effects: [RoomEffect] = []
+        var action: JSON?
+        switch request {
+        case .action(_, let json):
+            action = json
+            let outcome = try store.send(json: json, context: context)
+            change = outcome.change
+            effects = outcome.effects
+        case .undo(_, let mine):
+            change = try mine ? store.undoMine(context: context) : store.undo(context: context)
+        case .redo(_, let mine):
+            change = try mine ? store.redoMine(context: context) : store.redo(context: context)
+        case .revert, .history, .presence, .cancel:
+            return nil
+        }
+        let cause = change.map { Cause($0.kind, client: client, id: request.id, action: action) }
+        return Performed(change: change, cause: cause, effects: effects)
+    }
+
+    /// What ``perform(_:client:on:context:)`` made.
+    struct Performed {
+        let change: Change?
+        /// The change's cause, before it is stamped with its time and sender (``patch(of:cause:context:history:)``).
+        let cause: Cause?
+        let effects: [RoomEffect]
+    }
+
+    /// The patch message of `change`, as every client of the room gets it and the log keeps it, and its record of
+    /// authors and inverse.
+    static func patch(of change: Change, cause: Cause, context: ReducerContext, history: History) -> Patch {
+        let cause = cause.stamped(at: context.time, by: context.sender)
+        let message = ServerMessage.patch(
+            version: change.version, ops: change.patch, cause: cause, undo: history.undoCount,
+            redo: history.redoCount)
+        return Patch(cause: cause, bytes: message.serialized(), record: ChangeRecord(change, authors: history.authors))
+    }
+
+    /// What ``patch(of:cause:context:history:)`` encodes.
+    struct Patch {
+        let cause: Cause
+        let bytes: [UInt8]
+        let record: ChangeRecord
+    }
+
+    /// Moves the mark `name` of `room` up to `seq` (keeping `answer` for an idempotency key), and returns the mark to
+    /// store with the request's write.
+    static func moveMark(
+        _ name: String, to seq: Int, answer: String? = nil, in room: String, marks: inout SessionMarks, now: Double,
+        idleSeconds: Double, limit: Int
+    ) -> StoredMark {
+        marks.advance(name, to: seq, answer: answer, now: now, idleSeconds: idleSeconds, limit: limit)
+        return StoredMark(
+            room: room, session: name, seq: seq, time: now, answer: answer, holes: marks.holesToStore(for: name))
+    }
+}
