@@ -28,8 +28,11 @@ enum RoomTurn {
 
     /// What an action, an undo or a redo makes of the room: its change (nil when the state stays as it was), with the
     /// cause its patch carries, and the effects the reducer asked for. Nil for a request that is not one of those.
+    ///
+    /// An action the server applies for someone says so with `kind` (`timer`, naming `timer`; `join`, `leave`).
     static func perform(
-        _ request: ClientMessage, client: String?, on store: inout any RoomStore, context: ReducerContext
+        _ request: ClientMessage, client: String?, as kind: Cause.Kind? = nil, timer: String? = nil,
+        on store: inout any RoomStore, context: ReducerContext
     ) throws(StoreError) -> Performed? {
         let change: Change?
         var effects: [RoomEffect] = []
@@ -47,11 +50,16 @@ enum RoomTurn {
         case .revert, .history, .presence, .cancel:
             return nil
         }
-        let cause = change.map { Cause($0.kind, client: client, id: request.id, action: action) }
+        let cause = change.map { change in
+            var cause = Cause(change.kind, client: client, id: request.id, action: action)
+            if let kind { cause.kind = kind }
+            cause.timer = timer
+            return cause
+        }
         return Performed(change: change, cause: cause, effects: effects)
     }
 
-    /// What ``perform(_:client:on:context:)`` made.
+    /// What ``perform(_:client:as:timer:on:context:)`` made.
     struct Performed {
         let change: Change?
         /// The change's cause, before it is stamped with its time and sender (``patch(of:cause:context:history:)``).

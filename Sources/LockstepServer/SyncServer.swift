@@ -397,11 +397,9 @@ public actor SyncServer {
             }
             guard
                 let performed = try RoomTurn.perform(
-                    request, client: requester.client, on: &room.store, context: context)
+                    request, client: requester.client, as: kind, timer: timer, on: &room.store, context: context)
             else { return }
-            if let change = performed.change, var cause = performed.cause {
-                if let kind { cause.kind = kind }
-                cause.timer = timer
+            if let change = performed.change, let cause = performed.cause {
                 publish(change, in: room, cause: cause, context: context)
             }
             finish(seq: seq, with: .ack(id: request.id, version: room.store.version), for: requester)

@@ -266,18 +266,7 @@ extension ClusterSimulation {
             case .cancel(let name):
                 cancelTimer(name, in: room, on: servers[connection.server])
             case .action, .undo, .redo, .undoMine, .redoMine:
-                let performed = try RoomTurn.perform(
-                    request.message, client: sender.client, on: &room.store, context: context)
-                if let made = performed?.change, let cause = performed?.cause {
-                    let patch = RoomTurn.patch(of: made, cause: cause, context: context, history: room.store.history)
-                    room.batchRows.append(
-                        StoredChange(
-                            room: room.name, version: made.version, message: patch.bytes,
-                            record: patch.record.serialized()))
-                    room.batchStates.append(try room.store.stateJSON())
-                    room.held.append(.patch(patch.bytes, version: made.version))
-                    change = made
-                }
+                change = try perform(request.message, client: sender.client, in: room, context: context)
             }
             let mark = RoomTurn.moveMark(
                 session, to: request.seq, in: room.name, marks: &room.marks, now: Double(step), idleSeconds: 1e12,
@@ -295,6 +284,23 @@ extension ClusterSimulation {
         } catch {
             room.held.append(.answer(connection: id, .error(id: request.id, code: "rejected")))
         }
+    }
+
+    /// ``RoomTurn`` in the room's turn: the store's change, its patch held until the commit and its row in the batch.
+    func perform(
+        _ message: ClientMessage, client: String?, as kind: Cause.Kind? = nil, timer: String? = nil,
+        in room: SimulatedRoom, context: ReducerContext
+    ) throws(StoreError) -> Change? {
+        let performed = try RoomTurn.perform(
+            message, client: client, as: kind, timer: timer, on: &room.store, context: context)
+        guard let change = performed?.change, let cause = performed?.cause else { return nil }
+        let patch = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
+        room.batchRows.append(
+            StoredChange(
+                room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized()))
+        room.batchStates.append(try room.store.stateJSON())
+        room.held.append(.patch(patch.bytes, version: change.version))
+        return change
     }
 
     /// The transaction's COMMIT, and what the server hears of it.

@@ -52,19 +52,9 @@ extension ClusterSimulation {
         guard let record = TimerRecord(timer.request) else { return violate("timer \(timer.name) cannot be read") }
         let context = ReducerContext(
             sender: record.sender, time: step, version: room.store.version + 1, epoch: "simulation")
-        guard let change = try? room.store.send(json: record.action, context: context).change else { return }
-        let history = room.store.history
-        var cause = Cause(change.kind, client: record.sender.client, id: record.id, action: record.action)
-        cause.kind = .timer
-        cause.timer = timer.name
-        let message = ServerMessage.patch(
-            version: change.version, ops: change.patch, cause: cause.stamped(at: step, by: record.sender),
-            undo: history.undoCount, redo: history.redoCount
-        ).serialized()
-        let row = ChangeRecord(change, authors: history.authors).serialized()
-        room.batchRows.append(StoredChange(room: room.name, version: change.version, message: message, record: row))
-        room.batchStates.append((try? room.store.stateJSON()) ?? .null)
-        room.held.append(.patch(message, version: change.version))
+        _ = try? perform(
+            .action(id: record.id, action: record.action), client: record.sender.client, as: .timer,
+            timer: timer.name, in: room, context: context)
         #if LOCKSTEP_MUTANTS
         if !removesInWrite { room.firedAwaitingRemoval.append(timer.name) }
         #endif
