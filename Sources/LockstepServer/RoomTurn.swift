@@ -59,6 +59,32 @@ enum RoomTurn {
         return Performed(change: change, cause: cause, effects: effects)
     }
 
+    /// What a `revert` to `version` makes of the room: one change back to that version's state, rebuilt by `timeline`
+    /// (and `older`, the stored changes beyond it), or none when the state is that already. The reducer does not run.
+    static func revert(
+        to version: Int, id: String?, client: String?, on store: inout any RoomStore, timeline: RoomTimeline,
+        older: [StoredChange], context: ReducerContext
+    ) throws(TimeTravelError) -> Performed {
+        let target = try timeline.state(at: version, from: state(of: store), current: store.version, older: older)
+        let change: Change?
+        do {
+            change = try store.revert(to: version, state: target, context: context)
+        } catch {
+            throw .broken(error.message)
+        }
+        let cause = change.map { Cause($0.kind, client: client, id: id, action: nil) }
+        return Performed(change: change, cause: cause, effects: [])
+    }
+
+    /// The store's state, for rebuilding a past one.
+    static func state(of store: any RoomStore) throws(TimeTravelError) -> JSON {
+        do {
+            return try store.stateJSON()
+        } catch {
+            throw .broken(error.message)
+        }
+    }
+
     /// What ``perform(_:client:as:timer:on:context:)`` made.
     struct Performed {
         let change: Change?

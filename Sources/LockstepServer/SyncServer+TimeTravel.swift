@@ -11,16 +11,11 @@ extension SyncServer {
     func revert(to version: Int, id: String?, seq: Int?, from requester: any Requester, older: [StoredChange]) {
         let room = requester.room
         do throws(TimeTravelError) {
-            let target = try state(of: room, at: version, older: older)
-            let change: Change?
             let context = context(for: requester, in: room)
-            do {
-                change = try room.store.revert(to: version, state: target, context: context)
-            } catch {
-                throw TimeTravelError.broken(error.message)
-            }
-            if let change {
-                let cause = Cause(change.kind, client: requester.client, id: id, action: nil)
+            let performed = try RoomTurn.revert(
+                to: version, id: id, client: requester.client, on: &room.store, timeline: room.timeline, older: older,
+                context: context)
+            if let change = performed.change, let cause = performed.cause {
                 publish(change, in: room, cause: cause, context: context)
             }
             finish(seq: seq, with: .ack(id: id, version: room.store.version), for: requester)
@@ -72,39 +67,11 @@ extension SyncServer {
         return stored - 1
     }
 
-    /// The state `room` had at `version`: the current state with the inverse patches of every later change applied,
-    /// newest first, from memory and then from `older` (stored changes read beforehand). Costs the distance back,
-    /// never a replay of the room's life.
+    /// The state `room` had at `version`, rebuilt by its timeline from memory and then from `older` (stored changes
+    /// read beforehand).
     func state(of room: Room, at version: Int, older: [StoredChange]) throws(TimeTravelError) -> JSON {
-        let current = room.store.version
-        guard (0...current).contains(version) else { throw .neverHad(version, current: current) }
-        var state: JSON
-        do {
-            state = try room.store.stateJSON()
-        } catch {
-            throw .broken(error.message)
-        }
-        let steps = room.timeline.steps
-        var held = steps.first?.version ?? current + 1
-        for step in steps.reversed() {
-            guard step.version > version else { break }
-            try Self.apply(step.inverse, to: &state, version: step.version)
-        }
-        for change in older.reversed() where change.version < held && change.version > version {
-            guard change.version == held - 1 else { break }
-            let inverse: JSONPatch
-            do {
-                inverse = try change.parsedRecord().inverse
-            } catch {
-                throw .broken("the log's inverse of version \(change.version) is damaged: \(error)")
-            }
-            try Self.apply(inverse, to: &state, version: change.version)
-            held = change.version
-        }
-        guard version + 1 >= held else {
-            throw .unknownVersion(version, oldest: held - 1)
-        }
-        return state
+        let current = try RoomTurn.state(of: room.store)
+        return try room.timeline.state(at: version, from: current, current: room.store.version, older: older)
     }
 
     /// The newest version of `room` its clients have received, and its state: the store's less the changes still
@@ -127,12 +94,4 @@ extension SyncServer {
 
     /// Changes read from storage at once while rebuilding.
     static let rebuildPage = 1_000
-
-    private static func apply(_ inverse: JSONPatch, to state: inout JSON, version: Int) throws(TimeTravelError) {
-        do {
-            try inverse.apply(to: &state)
-        } catch {
-            throw .broken("the inverse of version \(version) does not apply: \(error)")
-        }
-    }
 }

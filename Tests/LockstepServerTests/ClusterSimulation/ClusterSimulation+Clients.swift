@@ -42,7 +42,7 @@ extension ClusterSimulation {
         client.refused = []
     }
 
-    /// A new request: an action of the app, or an undo or redo, global or mine.
+    /// A new request: an action of the app, an undo or redo (global or mine), a revert, a timer or its cancel.
     func act(_ client: SimulatedClient) {
         let seq = client.nextSeq
         client.nextSeq += 1
@@ -54,6 +54,7 @@ extension ClusterSimulation {
         case 18..<21: kind = .redoMine
         case 21..<29: kind = .schedule(timerAction(), after: below(80), timer: "t\(below(3))")
         case 29..<32: kind = .cancel(timer: "t\(below(3))")
+        case 32..<36: kind = .revert(to: max(0, (client.mirror?.version ?? 0) - below(12)))
         default: kind = .action(appAction(for: client))
         }
         let request = SimulatedRequest(id: "\(client.session).\(seq)", seq: seq, kind: kind)

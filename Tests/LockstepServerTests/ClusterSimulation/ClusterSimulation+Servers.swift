@@ -125,6 +125,8 @@ extension ClusterSimulation {
             let replay = try RoomReplay(continuing: app.makeStore(undoDepth: 50), with: rows, app: app)
             if let damaged = replay.damagedFrom { violate("the log of \(name) breaks at version \(damaged)") }
             room = SimulatedRoom(id: makeID(), name: name, store: replay.store, messages: rows.map(\.message))
+            room.timeline.restore(
+                rows.map { ($0.version, try? $0.parsedRecord().inverse) }, through: replay.store.version)
         } catch {
             violate("server \(server.index) cannot read \(name): \(error)")
             return nil
@@ -267,6 +269,8 @@ extension ClusterSimulation {
                 cancelTimer(name, in: room, on: servers[connection.server])
             case .action, .undo, .redo, .undoMine, .redoMine:
                 change = try perform(request.message, client: sender.client, in: room, context: context)
+            case .revert(let version):
+                change = try revert(to: version, id: request.id, client: sender.client, in: room, context: context)
             }
             let mark = RoomTurn.moveMark(
                 session, to: request.seq, in: room.name, marks: &room.marks, now: Double(step), idleSeconds: 1e12,
@@ -281,6 +285,8 @@ extension ClusterSimulation {
             let ack = ServerFrame.ack(
                 id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
             room.held.append(.answer(connection: id, ack))
+        } catch let error as TimeTravelError {
+            room.held.append(.answer(connection: id, .error(id: request.id, code: error.code)))
         } catch {
             room.held.append(.answer(connection: id, .error(id: request.id, code: "rejected")))
         }
@@ -294,11 +300,35 @@ extension ClusterSimulation {
         let performed = try RoomTurn.perform(
             message, client: client, as: kind, timer: timer, on: &room.store, context: context)
         guard let change = performed?.change, let cause = performed?.cause else { return nil }
+        return held(change, cause: cause, in: room, context: context)
+    }
+
+    /// `SyncServer.revert` with ``RoomTurn``: the log is read for what the room's timeline no longer holds, as the
+    /// server reads it before the request's turn. The state it makes must be the log's at `version`.
+    func revert(
+        to version: Int, id: String, client: String, in room: SimulatedRoom, context: ReducerContext
+    ) throws(TimeTravelError) -> Change? {
+        let held = room.timeline.oldestVersion ?? room.store.version + 1
+        let older = version + 1 < held ? log.rows(of: room.name, after: version).filter { $0.version < held } : []
+        let performed = try RoomTurn.revert(
+            to: version, id: id, client: client, on: &room.store, timeline: room.timeline, older: older,
+            context: context)
+        let logged = log.rooms[room.name]!.states
+        if version < logged.count, (try? room.store.stateJSON()) != logged[version] {
+            violate("\(id) reverted \(room.name) to version \(version), and the state differs from the log's there")
+        }
+        guard let change = performed.change, let cause = performed.cause else { return nil }
+        return self.held(change, cause: cause, in: room, context: context)
+    }
+
+    /// A change the batch made: its patch held until the commit, its row in the batch, its inverse in the timeline.
+    private func held(_ change: Change, cause: Cause, in room: SimulatedRoom, context: ReducerContext) -> Change {
+        room.timeline.record(version: change.version, inverse: change.inverse, stored: room.messages.count)
         let patch = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
         room.batchRows.append(
             StoredChange(
                 room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized()))
-        room.batchStates.append(try room.store.stateJSON())
+        room.batchStates.append((try? room.store.stateJSON()) ?? .null)
         room.held.append(.patch(patch.bytes, version: change.version))
         return change
     }
@@ -417,6 +447,7 @@ extension ClusterSimulation {
         } catch {
             return abandon(room, on: server, because: error.description)
         }
+        room.timeline.forget(after: version)
         for mark in room.batchMarks { room.marks.rollBack(mark.session) }
     }
 
@@ -515,6 +546,11 @@ extension ClusterSimulation {
         }
         room.store = replay.store
         for change in fresh where change.version <= replay.store.version {
+            guard let inverse = try? change.parsedRecord().inverse else {
+                abandon(room, on: server, because: "the record of version \(change.version) does not read")
+                return false
+            }
+            room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
             room.messages.append(change.message)
             broadcast(change.message, in: room)
         }
@@ -534,6 +570,7 @@ extension ClusterSimulation {
         server.alive = false
         server.rooms = [:]
         server.timers = TimerSchedule()
+        server.publications = [:]
         for id in connections.keys.sorted() where connections[id]!.server == server.index {
             let connection = connections[id]!
             connection.cut()

@@ -6,6 +6,8 @@ struct SimulatedRequest {
     enum Kind {
         case action(JSON)
         case undo, redo, undoMine, redoMine
+        /// `revert` to a version the client has seen.
+        case revert(to: Int)
         /// The action with `after` (in steps of the simulated clock) and `timer`: answered `scheduled`.
         case schedule(JSON, after: Int, timer: String)
         /// `cancel` of the room's timer of that name: answered `scheduled` with no `due`.
@@ -25,6 +27,7 @@ struct SimulatedRequest {
         case .undoMine: .undo(id: id, mine: true)
         case .redoMine: .redo(id: id, mine: true)
         case .cancel(let timer): .cancel(id: id, timer: timer)
+        case .revert(let version): .revert(id: id, to: version)
         }
     }
 }

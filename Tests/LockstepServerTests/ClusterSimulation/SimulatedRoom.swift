@@ -59,6 +59,9 @@ final class SimulatedRoom {
     var firedAwaitingRemoval: [String] = []
     /// Patch bytes of versions 1 to the last committed one, for resumes.
     var messages: [[UInt8]]
+    /// The inverses of recent changes, for reverts, kept as the server keeps them (with a short window, so reverts
+    /// also read the log).
+    var timeline = RoomTimeline(window: 6)
     /// Connections answered (snapshot or resume), in join order.
     var connections: [Int] = []
     /// The transaction of the write the server waits for.
