@@ -54,8 +54,11 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// `PresenceExchange.read`: a notice that came during a read of the other servers' peers does not have them read
     /// again, so what they published then is missed until the next notice.
     case staleReadNotRepeated
-    /// `PresenceExchange.published`: a publication the database refused counts as stored, so it is not made again.
+    /// `PresencePublication.published`: a publication the database refused counts as stored, so it is not made again.
     case failedPublicationForgotten
+    /// In the simulation's model of publishing presence (not in the server): each copy of a room in memory publishes
+    /// its own clients, so a copy that left memory publishes after its wait over the later copy's clients.
+    case publicationPerRoomCopy
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

@@ -1,9 +1,8 @@
 import LockstepCore
 
-/// How one room's presence crosses servers through the shared database, decided with no I/O: this server's clients
-/// go out one publication at a time, the clients as they are when it starts (states set in between are merged, never
-/// queued); the other servers' clients are read one read at a time, and read again when a notice came during a read,
-/// since that read may have missed what was just published.
+/// How one room in memory reads the other servers' clients from the shared database, decided with no I/O: one read
+/// at a time, and read again when a notice came during a read, since that read may have missed what was just
+/// published. (This server's own clients go out through ``PresencePublication``.)
 ///
 /// ``SharedLogPipeline`` carries out what it decides; the cluster simulation drives the same type.
 struct PresenceExchange {
@@ -16,42 +15,11 @@ struct PresenceExchange {
         case states([String])
     }
 
-    /// This server's clients as last published.
-    private(set) var published: [Peer] = []
-    /// A publication runs, or waits before looking for the next.
-    private(set) var publishing = false
     /// The other servers' clients as last read.
     private(set) var remote: [Peer] = []
     private(set) var reading = false
     /// A notice came while reading: the read is made again.
     private var stale = false
-
-    /// The clients to publish, when a publication should start now: none runs and `current` differs from what was
-    /// published.
-    mutating func startPublishing(_ current: [Peer]) -> [Peer]? {
-        guard !publishing, current != published else { return nil }
-        publishing = true
-        return current
-    }
-
-    /// A publication of `peers` ended, stored (`succeeded`) or not.
-    mutating func published(_ peers: [Peer], succeeded: Bool) {
-        #if LOCKSTEP_MUTANTS
-        if Mutant.isActive(.failedPublicationForgotten) { published = peers }
-        #endif
-        if succeeded { published = peers }
-    }
-
-    /// After a publication's wait: the clients to publish next, or nil when `current` is what was published (or the
-    /// server stops), and publishing ends.
-    mutating func nextPublication(_ current: [Peer], stopped: Bool = false) -> [Peer]? {
-        guard publishing else { return nil }
-        guard !stopped, current != published else {
-            publishing = false
-            return nil
-        }
-        return current
-    }
 
     /// Other servers may have published: whether to start a read now (false while one runs, which reads again).
     mutating func readRequested() -> Bool {

@@ -193,25 +193,33 @@ extension SharedLogPipeline {
     /// at a time, at most one per `presenceInterval`, each with the clients as they are then (states in between are
     /// merged, never queued). States go through the database's table of peers, never through the room's log. A
     /// publication that fails is tried again, every second at most, with the clients as they are then.
+    ///
+    /// The clients are those of the room by that name in memory now (none when it left), so a room that left memory
+    /// and came back has its clients published by the same one publisher.
     func peersChanged(in room: Room, server: isolated some RoomHost) {
-        let state = state(of: room)
-        guard var peers = state.presence.startPublishing(room.sessions.map(\.peer)) else { return }
         let name = room.name
+        let clients = { server.rooms[name]?.sessions.map(\.peer) ?? [] }
+        var publication = publications[name] ?? PresencePublication()
+        guard var peers = publication.startPublishing(clients()) else { return }
+        publications[name] = publication
         Task {
             repeat {
                 var wait = server.configuration.presenceInterval
                 do throws(StorageError) {
                     try await storage.publish(peers: peers, room: name)
-                    state.presence.published(peers, succeeded: true)
+                    publications[name]?.published(peers, succeeded: true)
                 } catch {
                     server.logger.warning(
                         "cannot publish presence; trying again", metadata: ["room": "\(name)", "error": "\(error)"])
-                    state.presence.published(peers, succeeded: false)
+                    publications[name]?.published(peers, succeeded: false)
                     wait = max(wait, .seconds(1))
                 }
                 try? await server.clock.sleep(for: wait)
-                guard let next = state.presence.nextPublication(room.sessions.map(\.peer), stopped: server.isStopped)
-                else { return }
+                guard let next = publications[name]?.nextPublication(clients(), stopped: server.isStopped) else {
+                    // Nothing published is what a new publisher starts from.
+                    if publications[name]?.published == [] { publications[name] = nil }
+                    return
+                }
                 peers = next
             } while true
         }

@@ -15,6 +15,9 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     let storage: any SharedRoomStorage
     /// Per room in memory, by identity: a room read again after it was dropped starts afresh.
     private var states: [ObjectIdentifier: SharedRoomState] = [:]
+    /// This server's clients of each room as published, by name: one publisher whatever copy of the room is in
+    /// memory; kept while a publication runs or what it published lists clients.
+    var publications: [String: PresencePublication] = [:]
 
     init(storage: any SharedRoomStorage) {
         self.storage = storage

@@ -17,7 +17,7 @@ final class SharedRoomState {
     var batchRows: [StoredChange] = []
     var batchMarks: [StoredMark] = []
     var batchEpoch = false
-    /// The room's clients on this server as published, and on the others as read.
+    /// The room's clients on the other servers, as read.
     var presence = PresenceExchange()
 
     /// Nothing this server received waits to be applied, written or answered.

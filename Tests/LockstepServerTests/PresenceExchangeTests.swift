@@ -3,56 +3,13 @@ import LockstepJSON
 @testable import LockstepServer
 import Testing
 
-/// The decisions of a room's presence across servers, with no database: one publication at a time with states merged,
-/// failures published again, and reads made again when a notice came during one.
+/// The decisions of a room's reads of the other servers' clients, with no database: one read at a time, made again
+/// when a notice came during one.
 struct PresenceExchangeTests {
     static let alice = Peer(client: "c1", name: "alice")
     static let bob = Peer(client: "c2", name: "bob")
 
     static func alice(at x: Int) -> Peer { Peer(client: "c1", name: "alice", state: ["x": .int(x)]) }
-
-    @Test func statesSetDuringAPublicationAreMergedIntoTheNext() {
-        var exchange = PresenceExchange()
-        let unchanged = exchange.startPublishing([])
-        #expect(unchanged == nil, "nothing changed")
-        let first = exchange.startPublishing([Self.alice(at: 1)])
-        #expect(first == [Self.alice(at: 1)])
-        let during = [exchange.startPublishing([Self.alice(at: 2)]), exchange.startPublishing([Self.alice(at: 3)])]
-        #expect(during == [nil, nil], "one publication at a time")
-        exchange.published([Self.alice(at: 1)], succeeded: true)
-        let next = exchange.nextPublication([Self.alice(at: 3)])
-        #expect(next == [Self.alice(at: 3)], "the latest, not each")
-        exchange.published([Self.alice(at: 3)], succeeded: true)
-        let done = exchange.nextPublication([Self.alice(at: 3)])
-        #expect(done == nil)
-        #expect(!exchange.publishing)
-        #expect(exchange.published == [Self.alice(at: 3)])
-    }
-
-    @Test func aFailedPublicationIsMadeAgainUntilStored() {
-        var exchange = PresenceExchange()
-        let peers = [Self.alice]
-        let first = exchange.startPublishing(peers)
-        #expect(first == peers)
-        exchange.published(peers, succeeded: false)
-        let again = exchange.nextPublication(peers)
-        #expect(again == peers, "the database missed it: published again")
-        exchange.published(peers, succeeded: false)
-        // The client left meanwhile, and nothing was ever stored: there is nothing to publish.
-        let afterLeaving = exchange.nextPublication([])
-        #expect(afterLeaving == nil)
-        let bob = exchange.startPublishing([Self.bob])
-        #expect(bob == [Self.bob])
-    }
-
-    @Test func aStoppingServerEndsItsPublications() {
-        var exchange = PresenceExchange()
-        _ = exchange.startPublishing([Self.alice])
-        exchange.published([Self.alice], succeeded: false)
-        let next = exchange.nextPublication([Self.alice], stopped: true)
-        #expect(next == nil)
-        #expect(!exchange.publishing)
-    }
 
     @Test func aNoticeDuringAReadHasTheRoomReadAgain() {
         var exchange = PresenceExchange()

@@ -86,4 +86,43 @@ import Testing
             _ = try await Self.waitFor("alice", state: "away", at: bob)
         }
     }
+
+    /// A room left memory while its publication of its clients waited out its interval, and came back on the same
+    /// server with another client: the other servers see that client, not the empty room the earlier copy of the room
+    /// published at the end of its wait.
+    @Test func aRoomBackInMemoryIsNotHiddenByItsEarlierCopysLastPublication() async throws {
+        let interval = Duration.seconds(2)
+        try await withCluster(
+            nodes: 2,
+            configure: { configuration in
+                configuration.presenceInterval = interval
+                configuration.roomIdle = .milliseconds(100)
+            }
+        ) { _, servers in
+            let bob = try await TestClient.connect(servers[1], query: "name=bob", using: sharedTransport)
+            _ = try await bob.nextJSON(type: "snapshot")
+            // Server 0 publishes alice as she joins, and its next publication waits an interval. She leaves at once,
+            // her room leaves server 0 and comes back with carol, published at once.
+            let joined = ContinuousClock.now
+            let alice = try await TestClient.connect(servers[0], query: "name=alice", using: sharedTransport)
+            _ = try await alice.nextJSON(type: "snapshot")
+            alice.close()
+            while try await metric("lockstep_evictions_total", port: servers[0].port) < 1 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let carol = try await TestClient.connect(servers[0], query: "name=carol", using: sharedTransport)
+            _ = try await carol.nextJSON(type: "snapshot")
+            try #require(ContinuousClock.now < joined + interval, "carol came after the wait")
+
+            // Past the wait, a client joining server 1 finds carol on server 0.
+            try await Task.sleep(until: joined + interval + .seconds(1))
+            let dave = try await TestClient.connect(servers[1], query: "name=dave", using: sharedTransport)
+            let presence = try await dave.next { message in
+                guard case .presence = message else { return false }
+                return true
+            }
+            #expect(Set(Self.peers(in: presence)?.map(\.name) ?? []) == ["bob", "carol", "dave"])
+            carol.close()
+        }
+    }
 }

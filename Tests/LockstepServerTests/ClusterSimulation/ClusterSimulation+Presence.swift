@@ -28,39 +28,56 @@ extension ClusterSimulation {
         }
     }
 
-    /// `SharedLogPipeline.peersChanged`.
+    /// The room's clients on `server` now, whichever copy of the room it holds (none when it holds none).
+    func currentPeers(of publisher: String, on server: SimulatedServer) -> [Peer] {
+        #if LOCKSTEP_MUTANTS
+        if let copy = copies[publisher] { return server.rooms[copy.name] === copy ? currentPeers(of: copy) : [] }
+        #endif
+        return server.rooms[publisher].map(currentPeers) ?? []
+    }
+
+    /// `SharedLogPipeline.peersChanged`: one publisher per room name (under the mutant, per copy of the room).
     func peersChanged(in room: SimulatedRoom, on server: SimulatedServer) {
-        guard let peers = room.presence.startPublishing(currentPeers(of: room)) else { return }
-        publishing[room.id] = room
-        tasks.append(.publish(server: server.index, incarnation: server.incarnation, room: room.id, peers: peers))
+        var name = room.name
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.publicationPerRoomCopy) {
+            name = "\(room.name)#\(room.id)"
+            copies[name] = room
+        }
+        #endif
+        var publication = server.publications[name] ?? PresencePublication()
+        guard let peers = publication.startPublishing(currentPeers(of: name, on: server)) else { return }
+        server.publications[name] = publication
+        tasks.append(.publish(server: server.index, incarnation: server.incarnation, room: name, peers: peers))
     }
 
     /// One publication reaches the database; the wait before the next follows.
-    func publish(_ peers: [Peer], of id: Int, server index: Int, incarnation: Int) {
+    func publish(_ peers: [Peer], of publisher: String, server index: Int, incarnation: Int) {
         let server = servers[index]
-        guard server.alive, server.incarnation == incarnation, let room = publishing[id] else { return }
+        guard server.alive, server.incarnation == incarnation else { return }
         let stored = !log.isDown(at: step)
-        note("server \(index) publishes \(room.name)'s \(peers.count) peers\(stored ? "" : ", and fails")")
-        room.presence.published(peers, succeeded: stored)
+        note("server \(index) publishes \(publisher)'s \(peers.count) peers\(stored ? "" : ", and fails")")
+        server.publications[publisher]?.published(peers, succeeded: stored)
+        let name = String(publisher.prefix { $0 != "#" })
         if stored {
-            log.peers[room.name, default: [:]][index] = (incarnation, peers)
+            log.peers[name, default: [:]][index] = (incarnation, peers)
             for other in servers where other.index != index && other.alive {
                 if faultsOn, chance(faults.lostNotice) { continue }
-                tasks.append(.peersNotice(server: other.index, incarnation: other.incarnation, room: room.name))
+                tasks.append(.peersNotice(server: other.index, incarnation: other.incarnation, room: name))
             }
         }
-        tasks.append(.publicationWaited(server: index, incarnation: incarnation, room: id))
+        tasks.append(.publicationWaited(server: index, incarnation: incarnation, room: publisher))
     }
 
     /// The wait after a publication is over: the next one goes out if the clients changed since.
-    func publicationWaited(_ id: Int, server index: Int, incarnation: Int) {
+    func publicationWaited(_ name: String, server index: Int, incarnation: Int) {
         let server = servers[index]
-        guard server.alive, server.incarnation == incarnation, let room = publishing[id] else { return }
-        guard let peers = room.presence.nextPublication(currentPeers(of: room)) else {
-            publishing[id] = nil
+        guard server.alive, server.incarnation == incarnation else { return }
+        guard let peers = server.publications[name]?.nextPublication(currentPeers(of: name, on: server)) else {
+            if server.publications[name]?.published == [] { server.publications[name] = nil }
             return
         }
-        tasks.append(.publish(server: index, incarnation: incarnation, room: id, peers: peers))
+        tasks.append(.publish(server: index, incarnation: incarnation, room: name, peers: peers))
     }
 
     /// `SharedLogPipeline.readRemotePeers`: a read starts unless one runs (which then reads again).

@@ -73,10 +73,11 @@ final class ClusterSimulation {
     var tasks: [SimulatedTask] = []
     var nextID = 0
     var patchesSent = 0
-    /// Rooms whose publication of peers runs, by room id: it goes on after the room leaves memory, as the real one
-    /// does, until the room's last clients (none) are published.
-    var publishing: [Int: SimulatedRoom] = [:]
     var violations: [String] = []
+    #if LOCKSTEP_MUTANTS
+    /// The copy of a room each publisher of the mutant `publicationPerRoomCopy` publishes.
+    var copies: [String: SimulatedRoom] = [:]
+    #endif
     /// Every step's event, when asked for (a replayed seed prints it).
     var trace: [String]?
 

@@ -1,7 +1,7 @@
 @testable import LockstepServer
 
-/// One simulated server: its rooms in memory and its pending timers (the real ``TimerSchedule``), lost when it is
-/// killed.
+/// One simulated server: its rooms in memory, its pending timers (the real ``TimerSchedule``) and its publications of
+/// presence, lost when it is killed.
 final class SimulatedServer {
     let index: Int
     var alive = true
@@ -9,6 +9,8 @@ final class SimulatedServer {
     var incarnation = 0
     var rooms: [String: SimulatedRoom] = [:]
     var timers = TimerSchedule()
+    /// Its clients of each room as published, by room name (the real ``PresencePublication``).
+    var publications: [String: PresencePublication] = [:]
 
     init(index: Int) {
         self.index = index

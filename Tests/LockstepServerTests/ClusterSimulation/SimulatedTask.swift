@@ -24,8 +24,8 @@ enum SimulatedTask: CustomStringConvertible {
     /// The database is back: listeners reconnect and every room checks what it missed.
     case databaseUp
     /// A publication of a room's peers reaches the database; the wait after it ends.
-    case publish(server: Int, incarnation: Int, room: Int, peers: [Peer])
-    case publicationWaited(server: Int, incarnation: Int, room: Int)
+    case publish(server: Int, incarnation: Int, room: String, peers: [Peer])
+    case publicationWaited(server: Int, incarnation: Int, room: String)
     /// Another server's publication is heard; a read of the other servers' peers reaches the database, and its
     /// result the server.
     case peersNotice(server: Int, incarnation: Int, room: String)
@@ -47,7 +47,7 @@ enum SimulatedTask: CustomStringConvertible {
         case .notify(let server, _, let room, let version): "server \(server) notifies \(room)@\(version)"
         case .notice(let server, _, let room, let version): "server \(server) hears \(room)@\(version)"
         case .databaseUp: "the database is back"
-        case .publish(let server, _, let room, let peers): "server \(server) publishes #\(room)'s \(peers.count) peers"
+        case .publish(let server, _, let room, let peers): "server \(server) publishes \(room)'s \(peers.count) peers"
         case .publicationWaited(let server, _, let room): "server \(server)'s wait after publishing #\(room) ends"
         case .peersNotice(let server, _, let room): "server \(server) hears of \(room)'s peers"
         case .peersRead(let server, _, let room, let name): "server \(server) reads the peers of \(name)#\(room)"
