@@ -59,6 +59,9 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// In the simulation's model of publishing presence (not in the server): each copy of a room in memory publishes
     /// its own clients, so a copy that left memory publishes after its wait over the later copy's clients.
     case publicationPerRoomCopy
+    /// `RoomTurn.answerInstead`: a request whose idempotency key was used is applied again, so a backend's request
+    /// sent again after a lost answer is applied twice.
+    case idempotencyKeyIgnored
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

@@ -16,6 +16,9 @@ enum RoomTurn {
         of request: ClientRequest, session: String?, idempotency: Idempotency?, marks: SessionMarks, version: Int
     ) -> RequestAnswer? {
         let id = request.message.id
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.idempotencyKeyIgnored), idempotency != nil { return nil }
+        #endif
         if let idempotency {
             return marks.answer(for: idempotency.markName).map { idempotency.replay($0, id: id) }
         }

@@ -44,6 +44,13 @@ extension ClusterSimulation {
 
     /// A new request: an action of the app, an undo or redo (global or mine), a revert, a timer or its cancel.
     func act(_ client: SimulatedClient) {
+        // Now and then an action as a backend sends it over HTTP: with an idempotency key, without a `seq`.
+        if chance(150) {
+            client.keyed += 1
+            let action = SimulatedRequest.Kind.action(appAction(for: client))
+            let id = "\(client.session).key\(client.keyed)"
+            return send(SimulatedRequest(id: id, seq: 0, kind: action, key: id), from: client)
+        }
         let seq = client.nextSeq
         client.nextSeq += 1
         let kind: SimulatedRequest.Kind
@@ -57,8 +64,11 @@ extension ClusterSimulation {
         case 32..<36: kind = .revert(to: max(0, (client.mirror?.version ?? 0) - below(12)))
         default: kind = .action(appAction(for: client))
         }
-        let request = SimulatedRequest(id: "\(client.session).\(seq)", seq: seq, kind: kind)
-        note("client \(client.index) sends \(request.id) \(kind)")
+        send(SimulatedRequest(id: "\(client.session).\(seq)", seq: seq, kind: kind), from: client)
+    }
+
+    private func send(_ request: SimulatedRequest, from client: SimulatedClient) {
+        note("client \(client.index) sends \(request.id) \(request.kind)\(request.key == nil ? "" : " with its key")")
         client.unacked.append(request)
         sendFrame(.request(request), from: client)
     }
@@ -219,11 +229,13 @@ extension ClusterSimulation {
         }
         client.joined = true
         let committed = log.rooms[client.room]!.committedRequests
-        for request in client.unacked where request.seq <= seq && !committed.contains(request.id) {
+        // A request with an idempotency key is not under the session's mark: it goes out again, and its key answers.
+        let covered = { (request: SimulatedRequest) in request.key == nil && request.seq <= seq }
+        for request in client.unacked where covered(request) && !committed.contains(request.id) {
             violate(
                 "client \(client.index)'s \(request.id) is under its session's mark \(seq), and no write applied it: lost")
         }
-        client.unacked.removeAll { $0.seq <= seq }
+        client.unacked.removeAll(where: covered)
         for request in client.unacked { sendFrame(.request(request), from: client) }
     }
 }

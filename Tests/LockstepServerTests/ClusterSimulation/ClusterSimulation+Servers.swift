@@ -246,13 +246,12 @@ extension ClusterSimulation {
     private func apply(_ request: SimulatedRequest, from id: Int, in room: SimulatedRoom) {
         guard let connection = connections[id] else { return }
         let session = clients[connection.client].session
+        let idempotency = request.idempotency
         if let answer = RoomTurn.answerInstead(
-            of: ClientRequest(message: request.message, seq: request.seq), session: session, idempotency: nil,
-            marks: room.marks, version: room.store.version)
+            of: ClientRequest(message: request.message, seq: idempotency == nil ? request.seq : nil),
+            session: session, idempotency: idempotency, marks: room.marks, version: room.store.version)
         {
-            guard case .ack(_, let version, true) = answer else { preconditionFailure("only a seq is checked here") }
-            let ack = ServerFrame.ack(id: request.id, version: version, duplicate: true, changed: false)
-            room.held.append(.answer(connection: id, ack))
+            room.held.append(.answer(connection: id, ServerFrame(answer, to: request)))
             return
         }
         // Applied, whatever it comes to: an error answers it as much as an ack.
@@ -272,24 +271,37 @@ extension ClusterSimulation {
             case .revert(let version):
                 change = try revert(to: version, id: request.id, client: sender.client, in: room, context: context)
             }
-            let mark = RoomTurn.moveMark(
-                session, to: request.seq, in: room.name, marks: &room.marks, now: Double(step), idleSeconds: 1e12,
-                limit: 10_000)
-            // One mark per session, as the real write sends it.
-            let earlier = room.batchMarks.first { $0.session == session }?.seq ?? 0
-            room.batchMarks.removeAll { $0.session == session }
-            room.batchMarks.append(
-                StoredMark(
-                    room: mark.room, session: session, seq: max(earlier, mark.seq), time: mark.time,
-                    holes: mark.holes))
+            let answer = RequestAnswer.ack(id: request.id, version: room.store.version)
+            moveMark(for: request, of: session, answered: answer, in: room)
             let ack = ServerFrame.ack(
                 id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
             room.held.append(.answer(connection: id, ack))
         } catch let error as TimeTravelError {
             room.held.append(.answer(connection: id, .error(id: request.id, code: error.code)))
         } catch {
+            // A key keeps its request's refusal, as `SyncServer.finish` does; a session's mark does not move.
+            let answer = RequestAnswer.error(id: request.id, code: "rejected", message: "\(error)")
+            if request.key != nil { moveMark(for: request, of: session, answered: answer, in: room) }
             room.held.append(.answer(connection: id, .error(id: request.id, code: "rejected")))
         }
+    }
+
+    /// `SyncServer.finish`: an answered request moves its session's mark to its `seq`, or keeps its answer in its
+    /// idempotency key's mark; one mark per name goes with the write, as the real write sends it.
+    private func moveMark(
+        for request: SimulatedRequest, of session: String, answered answer: RequestAnswer, in room: SimulatedRoom
+    ) {
+        let idempotency = request.idempotency
+        let name = idempotency?.markName ?? session
+        let mark = RoomTurn.moveMark(
+            name, to: idempotency == nil ? request.seq : 1, answer: idempotency?.recorded(answer), in: room.name,
+            marks: &room.marks, now: Double(step), idleSeconds: 1e12, limit: 10_000)
+        let earlier = room.batchMarks.first { $0.session == name }?.seq ?? 0
+        room.batchMarks.removeAll { $0.session == name }
+        room.batchMarks.append(
+            StoredMark(
+                room: mark.room, session: name, seq: max(earlier, mark.seq), time: mark.time, answer: mark.answer,
+                holes: mark.holes))
     }
 
     /// ``RoomTurn`` in the room's turn: the store's change, its patch held until the commit and its row in the batch.

@@ -21,6 +21,8 @@ final class SimulatedClient {
     let session: String
     let room: String
     var nextSeq = 1
+    /// How many requests it sent with an idempotency key instead of a `seq`.
+    var keyed = 0
     var reads = 0
     /// How many presence states it set; the last is its state.
     var presenceStates = 0

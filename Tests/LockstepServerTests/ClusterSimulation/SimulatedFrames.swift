@@ -1,5 +1,6 @@
 import LockstepCore
 import LockstepJSON
+@testable import LockstepServer
 
 /// A request a simulated client sends, with its session's `seq`; `id` names it in the log's causes.
 struct SimulatedRequest {
@@ -15,8 +16,14 @@ struct SimulatedRequest {
     }
 
     let id: String
+    /// Its number in the session; 0 for a request with an idempotency key, which has none (as over HTTP).
     let seq: Int
     let kind: Kind
+    /// An `Idempotency-Key`, as a backend sends over HTTP: applied at most once whatever server it is sent to again.
+    var key: String?
+
+    /// The key with what it is asked, as the server reads it.
+    var idempotency: Idempotency? { key.flatMap { Idempotency(key: $0, body: message.json.serialized()) } }
 
     /// The request as a client's message says it (a timer's action as an action).
     var message: ClientMessage {
@@ -51,4 +58,18 @@ enum ServerFrame {
     case error(id: String?, code: String)
     case readReply(id: String, version: Int)
     case close
+}
+
+extension ServerFrame {
+    /// An answer ``RoomTurn`` gives instead of applying `request` again, as its client gets it.
+    init(_ answer: RequestAnswer, to request: SimulatedRequest) {
+        switch answer {
+        case .ack(_, let version, let duplicate):
+            self = .ack(id: request.id, version: version, duplicate: duplicate, changed: false)
+        case .error(_, let code, _):
+            self = .error(id: request.id, code: code)
+        case .scheduled, .message:
+            preconditionFailure("a request answered instead of applied gets an ack or an error")
+        }
+    }
 }

@@ -23,6 +23,8 @@ struct SimulatedLog {
     struct Room {
         var rows: [StoredChange] = []
         var marks: [String: Int] = [:]
+        /// The first answer each idempotency key's mark keeps.
+        var answers: [String: String] = [:]
         /// Each session's holes (`StoredMark.holes`), as its last stored mark left them, and every hole it ever had
         /// (a mark read before a hole was filled is still below it when its answer arrives).
         var holes: [String: [Int]] = [:]
@@ -62,7 +64,9 @@ struct SimulatedLog {
     /// `session`'s stored mark in `room`, as a read at `step` finds it.
     func mark(of session: String, in room: String, at step: Int) -> StoredMark? {
         rooms[room]!.marks[session].map {
-            StoredMark(room: room, session: session, seq: $0, time: Double(step), holes: rooms[room]!.holes[session])
+            StoredMark(
+                room: room, session: session, seq: $0, time: Double(step), answer: rooms[room]!.answers[session],
+                holes: rooms[room]!.holes[session])
         }
     }
 
@@ -116,6 +120,7 @@ struct SimulatedLog {
         }
         for mark in marks {
             room.marks[mark.session] = max(room.marks[mark.session] ?? 0, mark.seq)
+            if let answer = mark.answer { room.answers[mark.session] = answer }
             if let holes = mark.holes {
                 room.holes[mark.session] = holes
                 room.everHoles[mark.session, default: []].formUnion(holes)

@@ -16,10 +16,11 @@ final class SimulatedRoom {
         /// `firedTimerRowRemovedSeparately` makes one).
         case timerGone(String)
 
-        /// The write reads the session's mark; a timer's row is read with the room's.
+        /// The write reads the session's mark (an idempotency key's, for a request with one); a timer's row is read
+        /// with the room's.
         var markName: String? {
-            guard case .request(_, _, let session) = self else { return nil }
-            return session
+            guard case .request(let request, _, let session) = self else { return nil }
+            return request.idempotency?.markName ?? session
         }
 
         var connection: Int? {
