@@ -119,27 +119,17 @@ extension SharedLogPipeline {
     /// Applies changes committed by other servers to the room and sends them to its clients, byte for byte as
     /// stored; false when they do not follow what it holds.
     func applyCommitted(_ changes: [StoredChange], to room: Room, server: isolated some RoomHost) -> Bool {
-        let fresh = changes.drop { $0.version <= room.store.version }
-        guard let first = fresh.first else { return true }
-        guard first.version == room.store.version + 1 else { return false }
-        let replay: RoomReplay
+        guard let last = changes.last, last.version > room.store.version else { return true }
         // The state before them, when views need each change's state after it.
         var document = room.views.isEmpty ? nil : try? room.store.stateJSON()
-        do {
-            replay = try RoomReplay(continuing: room.store, with: Array(fresh), app: server.configuration.app)
-        } catch {
-            return false
-        }
-        room.store = replay.store
-        for change in fresh where change.version <= replay.store.version {
-            guard let patch = room.loggedPatch(change, document: &document),
-                let inverse = try? change.parsedRecord().inverse
-            else { return false }
-            room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
+        let outcome = CommittedReplay.apply(
+            changes, to: &room.store, timeline: &room.timeline, app: server.configuration.app)
+        for change in outcome.applied {
+            guard let patch = room.loggedPatch(change, document: &document) else { return false }
             room.changesSinceSnapshot += 1
             server.broadcast(patch, in: room)
         }
-        return replay.damagedFrom == nil
+        return outcome.failure == nil
     }
 
     // MARK: - Reading rooms

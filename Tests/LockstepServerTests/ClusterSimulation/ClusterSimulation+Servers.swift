@@ -541,36 +541,16 @@ extension ClusterSimulation {
         return decision == .apply
     }
 
-    /// `SharedLogPipeline.applyCommitted`: the real replay, and the stored bytes to the room's clients.
+    /// `SharedLogPipeline.applyCommitted`: the real ``CommittedReplay``, and the stored bytes to the room's clients.
     func applyCommitted(_ rows: [StoredChange], to room: SimulatedRoom, on server: SimulatedServer) -> Bool {
-        let fresh = rows.drop { $0.version <= room.store.version }
-        guard let first = fresh.first else { return true }
-        guard first.version == room.store.version + 1 else {
-            abandon(room, on: server, because: "version \(first.version) does not follow \(room.store.version)")
-            return false
-        }
-        let replay: RoomReplay
-        do {
-            replay = try RoomReplay(continuing: room.store, with: Array(fresh), app: app)
-        } catch {
-            abandon(room, on: server, because: "the log could not be followed: \(error)")
-            return false
-        }
-        room.store = replay.store
-        for change in fresh where change.version <= replay.store.version {
-            guard let inverse = try? change.parsedRecord().inverse else {
-                abandon(room, on: server, because: "the record of version \(change.version) does not read")
-                return false
-            }
-            room.timeline.record(version: change.version, inverse: inverse, stored: change.version)
+        let outcome = CommittedReplay.apply(rows, to: &room.store, timeline: &room.timeline, app: app)
+        for change in outcome.applied {
             room.messages.append(change.message)
             broadcast(change.message, in: room)
         }
-        if let damaged = replay.damagedFrom {
-            abandon(room, on: server, because: "its log breaks at version \(damaged)")
-            return false
-        }
-        return true
+        guard let failure = outcome.failure else { return true }
+        abandon(room, on: server, because: failure)
+        return false
     }
 
     // MARK: - Servers' lives
