@@ -263,16 +263,15 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// sent away to resume.
     private func rollBack(_ room: Room, _ state: SharedRoomState, to version: Int, server: isolated some RoomHost) {
         do throws(StoreRollback.Failure) {
-            room.store = try StoreRollback.rollingBack(
-                room.store, changes: state.batchRows, to: version, app: server.configuration.app)
+            try StoreRollback.takeBack(
+                state.batchRows, marks: state.batchMarks, to: version, store: &room.store, timeline: &room.timeline,
+                marks: &room.marks, app: server.configuration.app)
         } catch {
             return abandon(room, because: error.description, server: server)
         }
-        room.timeline.forget(after: version)
         room.forgetEncodedState()
         room.resetViews()
         room.changesSinceSnapshot = max(0, room.changesSinceSnapshot - state.batchRows.count)
-        for mark in state.batchMarks { room.marks.rollBack(mark.session) }
         if state.batchEpoch { room.epochStored = false }
         let notice = ServerMessage.error(id: nil, code: "unavailable", message: "reconnect to resume")
         for session in room.sessions where session.syncedVersion > version {

@@ -41,4 +41,15 @@ enum StoreRollback {
             throw .irreversible("\(error)")
         }
     }
+
+    /// Takes a room's copy back to `version` over its batch (`rows`, oldest first, and the session marks it moved):
+    /// the store, the timeline of inverses, and the marks. Nothing changes when it throws.
+    static func takeBack(
+        _ rows: [StoredChange], marks moved: [StoredMark], to version: Int, store: inout any RoomStore,
+        timeline: inout RoomTimeline, marks: inout SessionMarks, app: App
+    ) throws(Failure) {
+        store = try rollingBack(store, changes: rows, to: version, app: app)
+        timeline.forget(after: version)
+        for mark in moved { marks.rollBack(mark.session) }
+    }
 }

@@ -455,12 +455,12 @@ extension ClusterSimulation {
     /// `SharedLogPipeline.rollBack`.
     private func rollBack(_ room: SimulatedRoom, to version: Int, on server: SimulatedServer) {
         do throws(StoreRollback.Failure) {
-            room.store = try StoreRollback.rollingBack(room.store, changes: room.batchRows, to: version, app: app)
+            try StoreRollback.takeBack(
+                room.batchRows, marks: room.batchMarks, to: version, store: &room.store, timeline: &room.timeline,
+                marks: &room.marks, app: app)
         } catch {
             return abandon(room, on: server, because: error.description)
         }
-        room.timeline.forget(after: version)
-        for mark in room.batchMarks { room.marks.rollBack(mark.session) }
     }
 
     // MARK: - Catch-ups and following
