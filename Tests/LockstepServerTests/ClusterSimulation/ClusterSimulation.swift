@@ -9,8 +9,8 @@ import LockstepTestSupport
 /// no real time, threads, sockets or database: each step runs one pending task (a delivery, a transaction's lock or
 /// commit, a catch-up's read, a pump) or one spontaneous event (a client's request, a dropped connection, a server
 /// killed, the database restarting), picked by the seed; after each step the invariants are checked. The servers'
-/// decisions are the real ``SharedLogMachine``, their rooms the real stores, reducers and patches, their catch-ups
-/// ``RoomReplay``, their rollbacks ``StoreRollback``, their marks ``SessionMarks``.
+/// decisions are the real ``SharedLogMachine``, their rooms the real stores, reducers and patches, their requests
+/// ``RoomTurn``, their catch-ups ``CommittedReplay``, their rollbacks ``StoreRollback``, their marks ``SessionMarks``.
 final class ClusterSimulation {
     /// How often each fault happens, per step, in permille; drawn per seed, so some seeds are calm and some stormy.
     struct Faults {
