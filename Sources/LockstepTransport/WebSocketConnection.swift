@@ -1,5 +1,8 @@
 internal import CLibWebSockets
 import DequeModule
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
 /// One accepted WebSocket connection. Loop-bound: use it only on the server's loop thread.
 ///
@@ -257,6 +260,43 @@ public final class WebSocketConnection {
         if writeWaiting() < 0 { lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC) }
     }
 
+    /// Where a lingering close stands (see `lingeringClose`).
+    private var closeFrame = CloseFrame.queued
+
+    private enum CloseFrame {
+        case queued, written, shut
+    }
+
+    /// Without TLS the close frame goes out as bytes of its own and the write side of the socket is shut: the peer
+    /// reads everything before it, then the end of the stream, while what it still sends (a client in the middle of
+    /// a burst) is read and dropped. libwebsockets closes the connection once the peer's close or the end of its
+    /// stream arrives, or at the close's timeout; the socket is never closed with input still arriving, which would
+    /// reset it and take the close frame and the answers before it away from the peer.
+    private func lingeringClose(_ close: (code: UInt16, reason: [UInt8]), wsi: OpaquePointer) -> Int32 {
+        switch closeFrame {
+        case .queued:
+            var frame: [UInt8] = [0x88, UInt8(2 + close.reason.count), UInt8(close.code >> 8), UInt8(close.code & 0xFF)]
+            frame += close.reason
+            let written = frame.withUnsafeMutableBufferPointer { bytes in
+                lws_write(wsi, bytes.baseAddress, bytes.count, LWS_WRITE_HTTP)
+            }
+            guard written >= 0 else { return -1 }
+            closeFrame = .written
+            fallthrough
+        case .written:
+            // Bytes libwebsockets still holds go out before the write side is shut.
+            guard lws_partial_buffered(wsi) == 0 else {
+                requestWritable()
+                return 0
+            }
+            Glibc.shutdown(lws_get_socket_fd(wsi), Int32(SHUT_WR))
+            closeFrame = .shut
+            return 0
+        case .shut:
+            return 0
+        }
+    }
+
     /// One write of what waits, as described at `handleWriteable`; -1 when the connection must close.
     private func writeWaiting() -> Int32 {
         guard let wsi else { return -1 }
@@ -264,6 +304,7 @@ public final class WebSocketConnection {
         let streamPending = lane.map { streamPosition < $0.head } ?? false
         guard streamPending || !segments.isEmpty else {
             if let close = pendingClose {
+                if !isTLS { return lingeringClose(close, wsi: wsi) }
                 // libwebsockets closes the socket right after the close frame: input still unread then would reset
                 // it, so the frame waits until what the peer sent is read (bounded by the close's timeout).
                 if CLibWebSockets_input_waiting(lws_get_socket_fd(wsi)) != 0 {
