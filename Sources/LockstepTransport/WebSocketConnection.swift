@@ -208,10 +208,11 @@ public final class WebSocketConnection {
 
     /// Sends everything already queued, then a close frame with `code`; `connectionDidClose` follows.
     ///
-    /// What arrives from now on is read and dropped, also on a connection whose receiving was paused, and the close
-    /// frame leaves once nothing unread waits: a socket closed with input it never read makes the kernel send a reset
-    /// instead of the end of the stream, and the peer's kernel then throws away what the peer had not read yet, the
-    /// answers queued before the close frame among them.
+    /// What arrives from now on is read and dropped, also on a connection whose receiving was paused: a socket closed
+    /// with input it never read makes the kernel send a reset instead of the end of the stream, and the peer's kernel
+    /// then throws away what the peer had not read yet, the answers queued before the close frame among them. Without
+    /// TLS the socket lingers after the close frame until the peer is done (`lingeringClose`); under TLS the close
+    /// frame leaves once nothing unread waits.
     public func close(code: UInt16 = 1000, reason: String = "") {
         guard let wsi, pendingClose == nil else { return }
         // A close frame's reason is limited to 123 bytes.
@@ -275,12 +276,10 @@ public final class WebSocketConnection {
     private func lingeringClose(_ close: (code: UInt16, reason: [UInt8]), wsi: OpaquePointer) -> Int32 {
         switch closeFrame {
         case .queued:
-            var frame: [UInt8] = [0x88, UInt8(2 + close.reason.count), UInt8(close.code >> 8), UInt8(close.code & 0xFF)]
-            frame += close.reason
-            let written = frame.withUnsafeMutableBufferPointer { bytes in
-                lws_write(wsi, bytes.baseAddress, bytes.count, LWS_WRITE_HTTP)
-            }
-            guard written >= 0 else { return -1 }
+            let payload = [UInt8(close.code >> 8), UInt8(close.code & 0xFF)] + close.reason
+            let frame = OutboundFrame(opcode: 0x8, compressed: false, payload: payload)
+            let pointer = frame.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            guard lws_write(wsi, pointer, frame.byteCount, LWS_WRITE_HTTP) >= 0 else { return -1 }
             closeFrame = .written
             fallthrough
         case .written:
