@@ -62,6 +62,17 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// `RoomTurn.answerInstead`: a request whose idempotency key was used is applied again, so a backend's request
     /// sent again after a lost answer is applied twice.
     case idempotencyKeyIgnored
+    /// `RoomViews.project`: a change's action stays in the cause a view's reader gets, though the change wrote what
+    /// that reader may not see.
+    case hiddenActionShown
+    /// `RoomViews.project`: a move or copy gets no form of its own for each reader, so an owner of what it carried
+    /// gets the form of someone who may not see it.
+    case carriedValueShared
+    /// `RoomViews.patches`: a client resuming a view gets the stream's frames, not its reader's own.
+    case resumeWithSharedFrames
+    /// `RoomViews.reset`: the views keep their values when a batch is taken back, so the next change is projected
+    /// against a state the room no longer has.
+    case viewsNotReset
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

@@ -21,15 +21,17 @@ extension Room {
         return (patch, ops, undo, redo)
     }
 
-    /// A change another server committed, as this room releases it: its stored bytes for the whole room, projected
-    /// for the room's views. `document` is the room's state before it (nil when the room has no views), and becomes
-    /// the state after it. Nil for a change that is not a patch message.
-    func loggedPatch(_ change: StoredChange, document: inout JSON?) -> LoggedPatch? {
-        guard let (logged, ops, undo, redo) = Self.loggedPatch(change, parts: privateParts) else { return nil }
+    /// A change another server committed, as a room releases it: its stored bytes for the whole room, projected for
+    /// the room's `views`. `document` is the room's state before it (nil when the room has no views), and becomes the
+    /// state after it. Nil for a change that is not a patch message.
+    static func loggedPatch(
+        _ change: StoredChange, views: inout RoomViews, document: inout JSON?
+    ) -> LoggedPatch? {
+        guard let (logged, ops, undo, redo) = loggedPatch(change, parts: views.parts) else { return nil }
         var patch = logged
         guard document != nil, (try? ops.apply(to: &document!)) != nil else { return patch }
         let after = document!
-        patch.views = project(
+        patch.views = views.project(
             ops, version: patch.version, cause: patch.cause, undo: undo, redo: redo, touched: patch.touched,
             frame: patch.frame, after: { after })
         return patch

@@ -11,7 +11,14 @@ extension Room {
     func patches(
         after version: Int, seenThrough view: RoomView, state: (Int) throws -> JSON
     ) -> [OutboundFrame]? {
-        guard let logged = patches(after: version) else { return nil }
+        patches(after: version).flatMap { Self.patches($0, seenThrough: view, parts: privateParts, state: state) }
+    }
+
+    /// `logged`, released patches of a room with private parts `parts`, as `view` sees them; nil when one cannot be
+    /// read or the state it needs cannot be rebuilt.
+    static func patches(
+        _ logged: [LoggedPatch], seenThrough view: RoomView, parts: PrivateParts, state: (Int) throws -> JSON
+    ) -> [OutboundFrame]? {
         var frames: [OutboundFrame] = []
         for patch in logged {
             guard let message = try? JSON(parsing: patch.frame.payload), let opsJSON = message["ops"],
@@ -20,9 +27,9 @@ extension Room {
             else { return nil }
             let projection: PathView.Projection?
             do {
-                projection = try view.project(ops, parts: privateParts, after: { try state(patch.version) })
+                projection = try view.project(ops, parts: parts, after: { try state(patch.version) })
                 if case .replaced(let next)? = projection,
-                    view.value(in: try state(patch.version - 1), parts: privateParts) == next
+                    view.value(in: try state(patch.version - 1), parts: parts) == next
                 {
                     continue
                 }

@@ -13,7 +13,7 @@ final class Room {
         let cause: Cause
         let frame: OutboundFrame
         /// The patch as each view stream it touched carries it, until it is released.
-        var views: [RoomView: ViewStream.Frames] = [:]
+        var views: [RoomView: RoomViews.Frames] = [:]
         /// Whose private parts the change wrote: who may see its `action` in `history`.
         var touched = PrivateParts.Touched()
     }
@@ -22,14 +22,15 @@ final class Room {
     var store: any RoomStore
     /// Every released patch and presence, once for all clients; each client's connection follows it.
     let stream: BroadcastStream
-    /// The views clients follow (`?path=`, or private parts), by stream (``RoomView/streamKey(parts:)``); a view
-    /// goes when its last client leaves.
-    private(set) var views: [RoomView: ViewStream] = [:]
-    /// The view streams each reader has clients on: a change wholly inside private subtrees is offered to its
-    /// owners' streams alone.
-    private var viewsByReader: [String: Set<RoomView>] = [:]
+    /// The views clients follow (`?path=`, or private parts) and what each change is to each of them.
+    var views: RoomViews
+    /// The stream of each of ``views``, by the same key; a view goes when its last client leaves.
+    private(set) var viewStreams: [RoomView: ViewStream] = [:]
     /// The parts of the room only their owners see.
-    var privateParts = PrivateParts.none
+    var privateParts: PrivateParts {
+        get { views.parts }
+        set { views.parts = newValue }
+    }
     /// Clients in join order (presence lists them so).
     private(set) var sessions: [Session] = []
     /// Clients whose snapshot is ahead of the released version (changes were being written when they joined):
@@ -77,6 +78,7 @@ final class Room {
         self.store = store
         self.stream = stream
         self.resumeWindow = resumeWindow
+        self.views = RoomViews(resumeWindow: resumeWindow)
         self.timeline = RoomTimeline(window: resumeWindow)
         self.log = Deque(recent.suffix(resumeWindow))
         self.releasedVersion = store.version
@@ -98,99 +100,43 @@ final class Room {
 
     /// The stream `view`'s clients follow, if one is open.
     func openStream(of view: RoomView) -> ViewStream? {
-        views[view.streamKey(parts: privateParts)]
+        viewStreams[views.key(of: view)]
     }
 
     /// Adds a client of `view` to the view's stream (opened by ``stream(of:make:)``).
     func admit(_ session: Session, to view: RoomView) {
         guard let stream = openStream(of: view) else { return }
-        stream.admit(session, version: store.version)
-        if let reader = view.reader { viewsByReader[reader, default: []].insert(stream.view) }
+        views.admit(view, version: store.version)
+        stream.admit(session)
     }
 
     /// Takes a client of `view` off the view's stream, closing the stream after its last client.
     func dismiss(_ session: Session, from view: RoomView) {
         guard let stream = openStream(of: view) else { return }
         stream.dismiss(session)
-        if let reader = view.reader, !stream.hasClients(of: reader) { viewsByReader[reader]?.remove(stream.view) }
-        if stream.sessionCount == 0 { views[stream.view] = nil }
+        if views.dismiss(view) { viewStreams[stream.view] = nil }
     }
 
     /// The stream `view`'s clients follow, opened at the room's version if none follows it yet.
     func stream(of view: RoomView, make: () -> BroadcastStream) -> ViewStream {
-        let key = view.streamKey(parts: privateParts)
-        if let existing = views[key] { return existing }
-        let state = (try? store.stateJSON()) ?? .null
-        let opened = ViewStream(
-            view: key, stream: make(), startVersion: store.version,
-            value: ViewValue(view: key, state: state, parts: privateParts), resumeWindow: resumeWindow)
-        views[key] = opened
+        let key = views.key(of: view)
+        if let existing = viewStreams[key] { return existing }
+        views.open(view, version: store.version) { (try? store.stateJSON()) ?? .null }
+        let opened = ViewStream(view: key, stream: make())
+        viewStreams[key] = opened
         return opened
-    }
-
-    /// How a change looks from each view stream in use: the patch message its clients get, with `cause`, and the
-    /// forms of it that readers who see it otherwise get instead; streams it leaves as they were get nothing.
-    /// `frame` is the change's message for the whole room, shared by the views that see all of it. `state` is the
-    /// room's state after the change.
-    func project(
-        _ ops: JSONPatch, version: Int, cause: Cause, undo: Int, redo: Int, touched: PrivateParts.Touched,
-        frame: OutboundFrame, after state: () throws -> JSON
-    ) -> [RoomView: ViewStream.Frames] {
-        guard !views.isEmpty else { return [:] }
-        var cached: JSON?
-        let read = { () throws -> JSON in
-            if let cached { return cached }
-            let value = try state()
-            cached = value
-            return value
-        }
-        let encode = { (projected: JSONPatch, reader: String?, redacts: Bool) -> OutboundFrame in
-            var seen = cause
-            if redacts, !touched.isVisible(to: reader) { seen.action = nil }
-            if projected == ops, seen == cause { return frame }
-            let message = ServerMessage.patch(version: version, ops: projected, cause: seen, undo: undo, redo: redo)
-            return OutboundFrame(text: message.serialized())
-        }
-        // A change wholly inside private subtrees changes nothing others see: only its owners' streams are offered
-        // it, so it costs the same however many clients the room has.
-        let offered =
-            privateParts.isWhollyPrivate(ops)
-            ? Set(touched.owners.flatMap { viewsByReader[$0] ?? [] }) : Set(views.keys)
-        // A move or copy may carry what one reader sees and another does not: then each reader gets its own form.
-        let carries = ops.operations.contains {
-            switch $0 {
-            case .move, .copy: true
-            default: false
-            }
-        }
-        var frames: [RoomView: ViewStream.Frames] = [:]
-        for key in offered {
-            guard let stream = views[key] else { continue }
-            let shared = stream.value.accept(ops, parts: privateParts, after: read)
-            var projection = ViewStream.Frames(shared: shared.map { encode($0, key.reader, key.redacts) })
-            if key.redacts {
-                let readers = carries ? Array(stream.readers.keys) : touched.owners.filter { stream.readers[$0] != nil }
-                for reader in readers {
-                    let view = RoomView(path: key.path, reader: reader, redacts: true)
-                    let own = (try? view.project(ops, parts: privateParts, after: read))??.operations
-                    projection.own[reader] = .some(own.map { encode($0, reader, true) })
-                }
-            }
-            if projection.shared != nil || !projection.own.isEmpty { frames[key] = projection }
-        }
-        return frames
     }
 
     /// Sends a presence to every client: on the room's stream and on each view's.
     func broadcastPresence(_ frame: OutboundFrame) {
         stream.append(frame)
-        for view in views.values { view.stream.append(frame) }
+        for view in viewStreams.values { view.stream.append(frame) }
     }
 
     /// The room's state went back (a write taken back): each view's value is read again.
     func resetViews() {
         guard !views.isEmpty, let state = try? store.stateJSON() else { return }
-        for stream in views.values { stream.value.reset(to: state, parts: privateParts) }
+        views.reset(to: state)
     }
 
     /// Has `session`'s client receive the room's broadcasts from now on: at once if its mirror is at the released
@@ -219,7 +165,8 @@ final class Room {
         if log.count > resumeWindow { log.removeFirst() }
         releasedVersion = patch.version
         stream.append(patch.frame)
-        for (view, frames) in patch.views { views[view]?.release(frames, version: patch.version) }
+        for (view, frames) in patch.views { viewStreams[view]?.release(frames) }
+        views.release(patch.views, version: patch.version)
         guard !waiting.isEmpty else { return [] }
         let caughtUp = waiting.filter { $0.syncedVersion <= releasedVersion }
         waiting.removeAll { $0.syncedVersion <= releasedVersion }

@@ -27,7 +27,7 @@ extension RoomView: RoomSight {
 
     /// From its stream's own patches while it has them, else from the room's resume window.
     func missedPatches(after version: Int, in room: Room, state: (Int) throws -> JSON) -> [OutboundFrame]? {
-        room.openStream(of: self)?.patches(after: version, released: room.releasedVersion, reader: reader)
+        room.views.patches(after: version, released: room.releasedVersion, seenThrough: self)
             ?? room.patches(after: version, seenThrough: self, state: state)
     }
 

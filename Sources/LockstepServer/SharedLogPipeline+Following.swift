@@ -125,7 +125,7 @@ extension SharedLogPipeline {
         let outcome = CommittedReplay.apply(
             changes, to: &room.store, timeline: &room.timeline, app: server.configuration.app)
         for change in outcome.applied {
-            guard let patch = room.loggedPatch(change, document: &document) else { return false }
+            guard let patch = Room.loggedPatch(change, views: &room.views, document: &document) else { return false }
             room.changesSinceSnapshot += 1
             server.broadcast(patch, in: room)
         }

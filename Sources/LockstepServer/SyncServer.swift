@@ -420,7 +420,7 @@ public actor SyncServer {
         let cause = encoded.cause
         var patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: encoded.bytes))
         patch.touched = room.privateParts.touched(by: change.patch, action: cause.action)
-        patch.views = room.project(
+        patch.views = room.views.project(
             change.patch, version: change.version, cause: cause, undo: room.store.history.undoCount,
             redo: room.store.history.redoCount, touched: patch.touched, frame: patch.frame,
             after: { try room.store.stateJSON() })
@@ -438,7 +438,7 @@ public actor SyncServer {
         var followers = room.stream.followerCount
         var bytes = followers * patch.frame.byteCount
         for (view, frames) in patch.views {
-            guard let delivered = room.views[view]?.deliveries(of: frames) else { continue }
+            guard let delivered = room.viewStreams[view]?.deliveries(of: frames) else { continue }
             followers += delivered.count
             bytes += delivered.bytes
         }

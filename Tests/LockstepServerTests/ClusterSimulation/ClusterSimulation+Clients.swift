@@ -1,5 +1,6 @@
 import LockstepCore
 import LockstepJSON
+@testable import LockstepServer
 
 /// The clients: they connect to any live server (resuming with `since=` what they hold), send requests with their
 /// session's `seq`, send again what was not answered when they reconnect, and check every message they receive.
@@ -26,8 +27,7 @@ extension ClusterSimulation {
         if server.alive, server.incarnation == connection.incarnation, let room = server.rooms[connection.room],
             room.connections.contains(id)
         {
-            room.connections.removeAll { $0 == id }
-            room.presenceStates[id] = nil
+            leave(id, from: room)
             peersChanged(in: room, on: server)
         }
         client.lost()
@@ -92,6 +92,7 @@ extension ClusterSimulation {
     }
 
     private func appAction(for client: SimulatedClient) -> JSON {
+        if app.name == HandsDocument.app.name { return handsAction(for: client) }
         if app.name == "counter" {
             switch below(4) {
             case 0: return ["type": "increment"]
@@ -111,10 +112,42 @@ extension ClusterSimulation {
         }
     }
 
+    /// A patch of the hands app: writes to the board, to a hand (mostly the sender's own) with its owner's mark, to
+    /// the vault, a hand replaced whole, moves and copies that keep each mark in its owner's part (a board's value may
+    /// be copied into a hand; a move there could be undone later over what the hand then holds, a public move of a
+    /// private value that the marks would take for a leak), and two writes in one patch, one public and one private.
+    private func handsAction(for client: SimulatedClient) -> JSON {
+        let subjects = HandsDocument.subjects
+        let owner = client.sight.reader.flatMap { chance(700) ? $0 : nil } ?? subjects[below(subjects.count)]
+        let hand = "/hands/\(owner)"
+        let number = below(1000)
+        func at(_ part: String) -> JSON { .string("\(part)/k\(below(4))") }
+        let onBoard: JSON = ["op": "add", "path": at("/board"), "value": .string("pub-\(number)")]
+        let inHand: JSON = ["op": "add", "path": at(hand), "value": .string("secret-\(owner)-\(number)")]
+        let ops: [JSON]
+        switch below(10) {
+        case 0, 1: ops = [onBoard]
+        case 2, 3: ops = [inHand]
+        case 4: ops = [["op": "remove", "path": at(chance(500) ? "/board" : hand)]]
+        case 5:
+            let part = chance(500) ? "/board" : hand
+            ops = [["op": "move", "from": at(part), "path": at(part)]]
+        case 6: ops = [["op": "copy", "from": at("/board"), "path": at(chance(500) ? "/board" : hand)]]
+        case 7: ops = [["op": "add", "path": at("/vault"), "value": .string("vault-\(number)")]]
+        case 8: ops = [["op": "add", "path": .string(hand), "value": ["k0": .string("secret-\(owner)-\(number)")]]]
+        default: ops = [onBoard, inHand]
+        }
+        return ["type": "patch", "ops": .array(ops)]
+    }
+
     /// A timer's action: one the app never rejects, so every timer that fires makes exactly one change.
     private func timerAction() -> JSON {
-        app.name == "counter"
-            ? ["type": "add", "amount": .int(1 + below(9))] : ["type": "add", "title": .string("timer\(below(1000))")]
+        switch app.name {
+        case "counter": ["type": "add", "amount": .int(1 + below(9))]
+        case HandsDocument.app.name:
+            ["type": "patch", "ops": [["op": "add", "path": "/board/timer", "value": .string("pub-\(below(1000))")]]]
+        default: ["type": "add", "title": .string("timer\(below(1000))")]
+        }
     }
 
     // MARK: - Receiving
@@ -135,6 +168,7 @@ extension ClusterSimulation {
             if let mirror = client.mirror, let since = connection.since, since == mirror.version, version < since {
                 violate("client \(client.index) resumed from \(since) and got an older snapshot at \(version)")
             }
+            checkPrivacy(of: state.serialized(), to: client)
             client.mirror = .init(state: state, version: version, undo: undo, redo: redo)
             joined(client, seq: seq)
         case .resume(let version, let seq):
@@ -144,10 +178,17 @@ extension ClusterSimulation {
             }
             joined(client, seq: seq)
         case .patch(let bytes):
+            checkPrivacy(of: bytes, to: client)
             guard case .patch(let version, let ops, _, let undo, let redo)? = try? ServerMessage(
                 json: JSON(parsing: bytes)), var mirror = client.mirror
             else { return violate("client \(client.index) got a patch it cannot read, or before any state") }
-            guard version == mirror.version + 1 else {
+            // A view's client gets the versions that changed its view, and every one of them.
+            let skipped = client.view == nil ? [] : Array(mirror.version + 1..<max(mirror.version + 1, version))
+            if let missed = skipped.first(where: { seen(by: client, at: $0) != mirror.state }) {
+                return violate(
+                    "client \(client.index) at \(mirror.version) got version \(version): \(missed) changed its view")
+            }
+            guard version == mirror.version + 1 + skipped.count else {
                 return violate("client \(client.index) at \(mirror.version) got the patch of version \(version): a gap")
             }
             do {
@@ -176,7 +217,7 @@ extension ClusterSimulation {
             if changed, stored != version {
                 violate("\(requestID) was acknowledged at \(version), and the log has it at \(stored.map(String.init) ?? "no version")")
             }
-            if changed, (client.mirror?.version ?? 0) < version {
+            if changed, client.view == nil, (client.mirror?.version ?? 0) < version {
                 violate("client \(client.index) got the ack of \(requestID) before the patch of version \(version)")
             }
             client.ackedSeq = max(client.ackedSeq, request.seq)
@@ -206,6 +247,22 @@ extension ClusterSimulation {
             note("client \(client.index)'s connection is closed by the server")
             disconnect(client)
         }
+    }
+
+    /// The room's state at `version` as `client` sees it.
+    func seen(by client: SimulatedClient, at version: Int) -> JSON? {
+        let states = log.rooms[client.room]!.states
+        guard version < states.count else { return nil }
+        return client.sight.value(in: states[version], parts: app.privateParts)
+    }
+
+    /// No frame carries to a client what the room's private parts hide from it: the marks of another's hand or of the
+    /// vault, in a state, an operation or a cause's action.
+    private func checkPrivacy(of bytes: [UInt8], to client: SimulatedClient) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard !app.privateParts.isEmpty, let leaked = HandsDocument.leak(in: text, to: client.sight.reader) else { return }
+        let reader = client.sight.reader ?? "no one"
+        violate("client \(client.index), reading as \(reader), got \(leaked)… of a private part: \(text.prefix(400))")
     }
 
     /// Answers come in the order of their requests on a connection.

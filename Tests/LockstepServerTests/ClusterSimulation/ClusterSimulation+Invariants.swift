@@ -21,16 +21,20 @@ extension ClusterSimulation {
             guard let mirror = client.mirror else { continue }
             check(
                 "client \(client.index)'s mirror", version: mirror.version, state: mirror.state, undo: mirror.undo,
-                redo: mirror.redo, in: client.room)
+                redo: mirror.redo, in: client.room, seenThrough: client.sight)
         }
     }
 
-    private func check(_ who: String, version: Int, state: JSON?, undo: Int, redo: Int, in name: String) {
+    /// `state` is the log's at `version`, as `sight` sees it.
+    private func check(
+        _ who: String, version: Int, state: JSON?, undo: Int, redo: Int, in name: String,
+        seenThrough sight: any RoomSight = WholeRoom()
+    ) {
         let room = log.rooms[name]!
         guard version < room.states.count else {
             return violate("\(who) is at version \(version), which the log does not have (it has \(room.rows.count))")
         }
-        if state != room.states[version] {
+        if state != sight.value(in: room.states[version], parts: app.privateParts) {
             violate("\(who) at version \(version) differs from the log's state")
         }
         if undo != room.counts[version].undo || redo != room.counts[version].redo {
@@ -55,8 +59,11 @@ extension ClusterSimulation {
             if !client.unacked.isEmpty {
                 violate("client \(client.index)'s requests \(client.unacked.map(\.id)) were never answered")
             }
-            if let mirror = client.mirror, mirror.version != log.version(of: client.room) {
-                violate("client \(client.index) settled at \(mirror.version), the log at \(log.version(of: client.room))")
+            let latest = log.version(of: client.room)
+            guard let mirror = client.mirror else { continue }
+            // A view's client has the last version that changed its view, and nothing changed it since.
+            if client.view == nil ? mirror.version != latest : seen(by: client, at: latest) != mirror.state {
+                violate("client \(client.index) settled at \(mirror.version), the log at \(latest)")
             }
         }
         checkPresenceSettled()

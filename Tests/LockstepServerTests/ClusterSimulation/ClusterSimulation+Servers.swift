@@ -2,6 +2,7 @@ import LockstepCore
 import LockstepJSON
 @testable import LockstepServer
 import LockstepStorage
+import LockstepTransport
 
 /// The servers: what ``SharedLogPipeline`` does around each room's ``SharedLogMachine``, step for step, with the
 /// database calls as tasks of the scheduler.
@@ -44,13 +45,31 @@ extension ClusterSimulation {
         tasks.append(.toClient(connection: id))
     }
 
-    func broadcast(_ message: [UInt8], in room: SimulatedRoom) {
+    /// A released change to every client of the room: its message to those who see the whole room, and to a view's
+    /// clients what the change is to their view (if anything); its frames are kept for clients resuming a view.
+    func broadcast(_ message: [UInt8], views: [RoomView: RoomViews.Frames], version: Int, in room: SimulatedRoom) {
+        room.views.release(views, version: version)
         for id in room.connections {
+            var bytes = message
+            if let connection = connections[id], let view = clients[connection.client].view {
+                guard let frame = views[room.views.key(of: view)]?.frame(for: view.reader) else { continue }
+                bytes = frame.payload
+            }
             patchesSent += 1
             #if LOCKSTEP_MUTANTS
             if Mutant.isActive(.lostPatch), patchesSent % 50 == 0 { continue }
             #endif
-            send(.patch(message), to: id)
+            send(.patch(bytes), to: id)
+        }
+    }
+
+    /// A connection leaves the room, and its view's stream: `Room.leave`.
+    func leave(_ id: Int, from room: SimulatedRoom) {
+        guard room.connections.contains(id) else { return }
+        room.connections.removeAll { $0 == id }
+        room.presenceStates[id] = nil
+        if let connection = connections[id], let view = clients[connection.client].view {
+            _ = room.views.dismiss(view)
         }
     }
 
@@ -59,8 +78,7 @@ extension ClusterSimulation {
         send(.error(id: nil, code: "unavailable"), to: id)
         send(.close, to: id)
         connections[id]?.closing = true
-        room.connections.removeAll { $0 == id }
-        room.presenceStates[id] = nil
+        leave(id, from: room)
         if let connection = connections[id] { peersChanged(in: room, on: servers[connection.server]) }
     }
 
@@ -102,7 +120,9 @@ extension ClusterSimulation {
         }
         let seq = room.marks.storedSeq(for: session)
         let version = room.store.version
-        if let since = connection.since, since <= version, version == room.messages.count {
+        if let view = clients[connection.client].view {
+            joinView(view, id: id, since: connection.since, seq: seq, in: room)
+        } else if let since = connection.since, since <= version, version == room.messages.count {
             send(.resume(version: since, seq: seq), to: id)
             for message in room.messages[since...] { send(.patch(message), to: id) }
         } else {
@@ -116,6 +136,46 @@ extension ClusterSimulation {
         peersChanged(in: room, on: server)
     }
 
+    /// `SyncServer.join` for a client of a view: its stream opened, then a resume from the stream's own patches when it
+    /// has every one the client missed, or from the room's resume window, else a snapshot of the view; then the client
+    /// is on the stream.
+    private func joinView(_ view: RoomView, id: Int, since: Int?, seq: Int, in room: SimulatedRoom) {
+        let version = room.store.version
+        let state = (try? room.store.stateJSON()) ?? .null
+        room.views.open(view, version: version) { state }
+        if let since, version == room.messages.count,
+            let missed = room.views.patches(after: since, released: version, seenThrough: view)
+                ?? resumeWindow(of: room, after: since, seenThrough: view, current: state)
+        {
+            send(.resume(version: since, seq: seq), to: id)
+            for frame in missed { send(.patch(frame.payload), to: id) }
+        } else {
+            let history = room.store.history
+            let seen = view.value(in: state, parts: room.views.parts)
+            send(
+                .snapshot(version: version, state: seen, undo: history.undoCount, redo: history.redoCount, seq: seq),
+                to: id)
+        }
+        room.views.admit(view, version: version)
+    }
+
+    /// `Room.patches(after:seenThrough:state:)`: the room's last released patches (as many as its window holds),
+    /// projected for `view`, with past states rebuilt from the room's timeline.
+    private func resumeWindow(
+        of room: SimulatedRoom, after since: Int, seenThrough view: RoomView, current: JSON
+    ) -> [OutboundFrame]? {
+        let version = room.store.version
+        guard (0...version).contains(since), version - since <= room.timeline.window else { return nil }
+        let logged = (since + 1..<version + 1).compactMap { version in
+            Room.loggedPatch(
+                StoredChange(room: room.name, version: version, message: room.messages[version - 1], record: []),
+                parts: room.views.parts)?.patch
+        }
+        return Room.patches(logged, seenThrough: view, parts: room.views.parts) { past in
+            try room.timeline.state(at: past, from: current, current: version, older: [])
+        }
+    }
+
     /// The server reads a room it does not hold (for a handshake or a timer); nil when the database is away.
     func loadRoom(_ name: String, on server: SimulatedServer) -> SimulatedRoom? {
         guard !log.isDown(at: step) else { return nil }
@@ -124,7 +184,8 @@ extension ClusterSimulation {
         do {
             let replay = try RoomReplay(continuing: app.makeStore(undoDepth: 50), with: rows, app: app)
             if let damaged = replay.damagedFrom { violate("the log of \(name) breaks at version \(damaged)") }
-            room = SimulatedRoom(id: makeID(), name: name, store: replay.store, messages: rows.map(\.message))
+            room = SimulatedRoom(
+                id: makeID(), name: name, store: replay.store, messages: rows.map(\.message), parts: app.privateParts)
             room.timeline.restore(
                 rows.map { ($0.version, try? $0.parsedRecord().inverse) }, through: replay.store.version)
         } catch {
@@ -340,8 +401,14 @@ extension ClusterSimulation {
         room.batchRows.append(
             StoredChange(
                 room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized()))
-        room.batchStates.append((try? room.store.stateJSON()) ?? .null)
-        room.held.append(.patch(patch.bytes, version: change.version))
+        let state = (try? room.store.stateJSON()) ?? .null
+        room.batchStates.append(state)
+        let history = room.store.history
+        let views = room.views.project(
+            change.patch, version: change.version, cause: patch.cause, undo: history.undoCount,
+            redo: history.redoCount, touched: room.views.parts.touched(by: change.patch, action: patch.cause.action),
+            frame: OutboundFrame(text: patch.bytes), after: { state })
+        room.held.append(.patch(patch.bytes, version: change.version, views: views))
         return change
     }
 
@@ -416,7 +483,8 @@ extension ClusterSimulation {
             room.messages += room.batchRows.map(\.message)
             for item in held {
                 switch item {
-                case .patch(let message, _): broadcast(message, in: room)
+                case .patch(let message, let version, let views):
+                    broadcast(message, views: views, version: version, in: room)
                 case .answer(let connection, let frame): send(frame, to: connection)
                 }
             }
@@ -461,6 +529,7 @@ extension ClusterSimulation {
         } catch {
             return abandon(room, on: server, because: error.description)
         }
+        if !room.views.isEmpty { room.views.reset(to: (try? room.store.stateJSON()) ?? .null) }
     }
 
     // MARK: - Catch-ups and following
@@ -543,10 +612,13 @@ extension ClusterSimulation {
 
     /// `SharedLogPipeline.applyCommitted`: the real ``CommittedReplay``, and the stored bytes to the room's clients.
     func applyCommitted(_ rows: [StoredChange], to room: SimulatedRoom, on server: SimulatedServer) -> Bool {
+        // The state before them, when views need each change's state after it.
+        var document = room.views.isEmpty ? nil : try? room.store.stateJSON()
         let outcome = CommittedReplay.apply(rows, to: &room.store, timeline: &room.timeline, app: app)
         for change in outcome.applied {
             room.messages.append(change.message)
-            broadcast(change.message, in: room)
+            let patch = Room.loggedPatch(change, views: &room.views, document: &document)
+            broadcast(change.message, views: patch?.views ?? [:], version: change.version, in: room)
         }
         guard let failure = outcome.failure else { return true }
         abandon(room, on: server, because: failure)

@@ -84,14 +84,19 @@ final class ClusterSimulation {
     init(seed: UInt64, steps: Int = 1500, tracing: Bool = false) {
         self.seed = seed
         var random = SplitMix64(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
-        app = random.next() % 2 == 0 ? .counter : .todos
+        let app = [App.counter, .todos, HandsDocument.app][Int(random.next() % 3)]
+        self.app = app
         let names = (0..<Int(1 + random.next() % 2)).map { "room\($0)" }
         let initial = try! app.makeStore(undoDepth: 50).stateJSON()
         log = SimulatedLog(rooms: names, initial: initial)
         let serverCount = Int(2 + random.next() % 3)
         servers = (0..<serverCount).map(SimulatedServer.init)
         let clientCount = Int(2 + random.next() % 5)
-        clients = (0..<clientCount).map { SimulatedClient(index: $0, room: names[$0 % names.count]) }
+        clients = (0..<clientCount).map { index in
+            SimulatedClient(
+                index: index, room: names[index % names.count],
+                sight: Self.sight(of: index, in: app, initial: initial, random: &random))
+        }
         let calm = random.next() % 4 == 0
         func rate(_ most: UInt64) -> Int { calm ? 0 : Int(random.next() % (most + 1)) }
         faults = Faults(
@@ -101,6 +106,23 @@ final class ClusterSimulation {
         self.steps = steps
         trace = tracing ? [] : nil
         note("\(serverCount) servers, rooms \(names), \(clientCount) clients, app \(app.name), faults \(faults)")
+        note("clients see \(clients.map(\.seeing))")
+    }
+
+    /// What a client sees: under private parts, a part of the room (or all of it) as a subject (or no one) sees it;
+    /// otherwise mostly the whole room, now and then the part at one key.
+    private static func sight(
+        of index: Int, in app: App, initial: JSON, random: inout SplitMix64
+    ) -> any RoomSight {
+        let draw = Int(random.next() % 6)
+        guard !app.privateParts.isEmpty else {
+            let key = initial.objectValue?.keys.first.map { "/\($0)" } ?? ""
+            return roomSight(following: try! JSONPointer(draw == 0 ? key : ""), reader: nil, redacting: false)
+        }
+        let subjects = HandsDocument.subjects
+        let reader = index % 4 == 3 ? nil : subjects[index % subjects.count]
+        let paths = ["", "", "/board", "/hands", "/hands/\(subjects[1])", "/vault"]
+        return roomSight(following: try! JSONPointer(paths[draw]), reader: reader, redacting: true)
     }
 
     // MARK: - Running

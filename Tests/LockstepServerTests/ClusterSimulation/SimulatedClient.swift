@@ -1,7 +1,10 @@
+import LockstepCore
 import LockstepJSON
+@testable import LockstepServer
 
 /// One simulated client of one room, with a session: what it has (its mirror), what it has sent and not seen
-/// answered, and the highest `seq` and version it saw acknowledged, which no later answer may go behind.
+/// answered, and the highest `seq` and version it saw acknowledged, which no later answer may go behind. It sees the
+/// whole room, or a view of it (`?path=`, private parts as its token's subject sees them).
 final class SimulatedClient {
     struct Mirror {
         var state: JSON
@@ -20,6 +23,8 @@ final class SimulatedClient {
     let index: Int
     let session: String
     let room: String
+    /// What it sees of the room, chosen once, as the server chooses it from its `path=` and token.
+    let sight: any RoomSight
     var nextSeq = 1
     /// How many requests it sent with an idempotency key instead of a `seq`.
     var keyed = 0
@@ -36,9 +41,19 @@ final class SimulatedClient {
     var ackedSeq = 0
     var ackedVersion = 0
 
-    init(index: Int, room: String) {
+    init(index: Int, room: String, sight: any RoomSight) {
         self.index = index
         self.session = "s\(index)"
         self.room = room
+        self.sight = sight
+    }
+
+    /// The view it follows, if it does not see the whole room.
+    var view: RoomView? { sight as? RoomView }
+
+    /// What it sees, for the trace.
+    var seeing: String {
+        guard let view else { return "the room" }
+        return "\(view.path.path.isRoot ? "/" : "\(view.path.path)") as \(view.reader ?? "no one")"
     }
 }

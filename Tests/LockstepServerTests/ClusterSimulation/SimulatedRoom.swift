@@ -33,7 +33,8 @@ final class SimulatedRoom {
 
     /// What a write holds back until its commit.
     enum Held {
-        case patch([UInt8], version: Int)
+        /// A change's message for the whole room, and as each view stream gets it.
+        case patch([UInt8], version: Int, views: [RoomView: RoomViews.Frames])
         case answer(connection: Int, ServerFrame)
     }
 
@@ -63,6 +64,9 @@ final class SimulatedRoom {
     /// The inverses of recent changes, for reverts, kept as the server keeps them (with a short window, so reverts
     /// also read the log).
     var timeline = RoomTimeline(window: 6)
+    /// The views its clients follow, and what each change is to each (the real fan-out's decisions), with the same
+    /// short resume window.
+    var views: RoomViews
     /// Connections answered (snapshot or resume), in join order.
     var connections: [Int] = []
     /// The transaction of the write the server waits for.
@@ -81,10 +85,11 @@ final class SimulatedRoom {
         set { queue.machine = newValue }
     }
 
-    init(id: Int, name: String, store: any RoomStore, messages: [[UInt8]]) {
+    init(id: Int, name: String, store: any RoomStore, messages: [[UInt8]], parts: PrivateParts) {
         self.id = id
         self.name = name
         self.store = store
         self.messages = messages
+        views = RoomViews(parts: parts, resumeWindow: 6)
     }
 }
