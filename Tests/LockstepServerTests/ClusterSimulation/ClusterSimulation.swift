@@ -92,10 +92,10 @@ final class ClusterSimulation {
         let serverCount = Int(2 + random.next() % 3)
         servers = (0..<serverCount).map(SimulatedServer.init)
         let clientCount = Int(2 + random.next() % 5)
-        clients = (0..<clientCount).map { index in
-            SimulatedClient(
-                index: index, room: names[index % names.count],
-                sight: Self.sight(of: index, in: app, initial: initial, random: &random))
+        for index in 0..<clientCount {
+            let sight = Self.sight(of: index, in: app, initial: initial, twin: clients.last { $0.index == index - 3 },
+                random: &random)
+            clients.append(SimulatedClient(index: index, room: names[index % names.count], sight: sight))
         }
         let calm = random.next() % 4 == 0
         func rate(_ most: UInt64) -> Int { calm ? 0 : Int(random.next() % (most + 1)) }
@@ -110,9 +110,11 @@ final class ClusterSimulation {
     }
 
     /// What a client sees: under private parts, a part of the room (or all of it) as a subject (or no one) sees it;
-    /// otherwise mostly the whole room, now and then the part at one key.
+    /// otherwise mostly the whole room, now and then the part at one key. Half the time a client follows the part its
+    /// `twin` follows (with the same subject, but for the third client's, which has none): two tabs of one user, or
+    /// a user and an anonymous reader on one stream.
     private static func sight(
-        of index: Int, in app: App, initial: JSON, random: inout SplitMix64
+        of index: Int, in app: App, initial: JSON, twin: SimulatedClient?, random: inout SplitMix64
     ) -> any RoomSight {
         let draw = Int(random.next() % 6)
         guard !app.privateParts.isEmpty else {
@@ -121,6 +123,9 @@ final class ClusterSimulation {
         }
         let subjects = HandsDocument.subjects
         let reader = index % 4 == 3 ? nil : subjects[index % subjects.count]
+        if let twin = twin?.view, random.next() % 2 == 0 {
+            return roomSight(following: twin.path.path, reader: reader, redacting: true)
+        }
         let paths = ["", "", "/board", "/hands", "/hands/\(subjects[1])", "/vault"]
         return roomSight(following: try! JSONPointer(paths[draw]), reader: reader, redacting: true)
     }
