@@ -43,7 +43,7 @@ final class RecordingStream {
         lastVersion = room.releasedVersion
         self.format = format
         self.readPage = readPage
-        recent = room.log
+        recent = room.released.recent
         format.append(snapshotLine, version: version, to: &pending)
     }
 

@@ -5,17 +5,10 @@ import LockstepTransport
 /// Resuming a view (`?path=`, or the whole room under private parts) from the room's own resume window, whether or not
 /// a client of that view stayed connected.
 extension Room {
-    /// The patches after `version` as `view` sees them, projected from the room's released patches; nil when the
-    /// room no longer has all of them. Work follows the patches' operations: `state(V)`, the room's state at version
-    /// `V`, is read only for a change that replaces the view as a whole, to leave out one that left it as it was.
-    func patches(
-        after version: Int, seenThrough view: RoomView, state: (Int) throws -> JSON
-    ) -> [OutboundFrame]? {
-        patches(after: version).flatMap { Self.patches($0, seenThrough: view, parts: privateParts, state: state) }
-    }
-
     /// `logged`, released patches of a room with private parts `parts`, as `view` sees them; nil when one cannot be
-    /// read or the state it needs cannot be rebuilt.
+    /// read or the state it needs cannot be rebuilt. Work follows the patches' operations: `state(V)`, the room's
+    /// state at version `V`, is read only for a change that replaces the view as a whole, to leave out one that left
+    /// it as it was.
     static func patches(
         _ logged: [LoggedPatch], seenThrough view: RoomView, parts: PrivateParts, state: (Int) throws -> JSON
     ) -> [OutboundFrame]? {

@@ -1,4 +1,3 @@
-import DequeModule
 import LockstepCore
 import LockstepJSON
 import LockstepTransport
@@ -36,10 +35,10 @@ final class Room {
     /// Clients whose snapshot is ahead of the released version (changes were being written when they joined):
     /// they follow the stream once the patch of their version is out.
     private(set) var waiting: [Session] = []
-    private(set) var log: Deque<LoggedPatch> = []
+    /// The patches sent to its clients, as many as the resume window holds.
+    private(set) var released: ReleasedPatches
     /// Inverse patches of recent changes, for revert and past versions.
     var timeline: RoomTimeline
-    private let resumeWindow: Int
     private var cachedState: (version: Int, bytes: [UInt8])?
     /// When the room's next presence goes out, and what it says.
     var presence = PresenceThrottle()
@@ -77,11 +76,9 @@ final class Room {
         self.name = name
         self.store = store
         self.stream = stream
-        self.resumeWindow = resumeWindow
         self.views = RoomViews(resumeWindow: resumeWindow)
         self.timeline = RoomTimeline(window: resumeWindow)
-        self.log = Deque(recent.suffix(resumeWindow))
-        self.releasedVersion = store.version
+        self.released = ReleasedPatches(version: store.version, window: resumeWindow, recent: recent)
     }
 
     /// Adds a client, to what its sight follows too.
@@ -152,18 +149,14 @@ final class Room {
     }
 
     /// The newest version whose patch went out; the store may be ahead while changes are being written.
-    private(set) var releasedVersion: Int
+    var releasedVersion: Int { released.version }
     /// Changes since the last stored snapshot.
     var changesSinceSnapshot = 0
 
     /// Broadcasts a patch whose change is stored, and remembers it for resuming clients and `history`; returns the
     /// clients that were waiting for it, now following the stream.
     func release(_ patch: LoggedPatch) -> [Session] {
-        var logged = patch
-        logged.views = [:]
-        log.append(logged)
-        if log.count > resumeWindow { log.removeFirst() }
-        releasedVersion = patch.version
+        released.release(patch)
         stream.append(patch.frame)
         for (view, frames) in patch.views { viewStreams[view]?.release(frames) }
         views.release(patch.views, version: patch.version)
@@ -182,16 +175,6 @@ final class Room {
     /// Whether rebuilding `version` needs older inverses than memory holds: they are read from storage first.
     func needsStoredHistory(toReach version: Int) -> Bool {
         (0..<store.version).contains(version) && version + 1 < (timeline.oldestVersion ?? store.version + 1)
-    }
-
-    /// The patches after `version`, if the room still has all of them.
-    func patches(after version: Int) -> [LoggedPatch]? {
-        let current = releasedVersion
-        guard version >= 0, version <= current else { return nil }
-        if version == current { return [] }
-        guard let first = log.first, first.version <= version + 1 else { return nil }
-        let start = version + 1 - first.version
-        return Array(log[start..<log.count])
     }
 
     /// The whole state, serialized once per version for every snapshot of it.

@@ -21,9 +21,12 @@ protocol RoomSight {
     func admit(_ session: Session, to room: Room)
     /// A client of this sight left `room`.
     func dismiss(_ session: Session, from room: Room)
-    /// What a client resuming after `version` missed, as it sees `room`; nil when the room no longer has all of it.
-    /// `state(V)` is the room's whole state at version `V`.
-    func missedPatches(after version: Int, in room: Room, state: (Int) throws -> JSON) -> [OutboundFrame]?
+    /// What a client resuming after `version` missed, as it sees a room that `released` the patches of its resume
+    /// window and whose `views` are open; nil when the room no longer has all of it. `state(V)` is the room's whole
+    /// state at version `V`.
+    func missedPatches(
+        after version: Int, released: ReleasedPatches, views: RoomViews, state: (Int) throws -> JSON
+    ) -> [OutboundFrame]?
     /// `patch`'s cause as shown to this reader.
     func cause(of patch: Room.LoggedPatch) -> Cause
     /// A recording's lines as this reader gets them, from the room's whole `state` at the recording's first version.

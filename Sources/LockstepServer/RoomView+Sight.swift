@@ -26,9 +26,13 @@ extension RoomView: RoomSight {
     }
 
     /// From its stream's own patches while it has them, else from the room's resume window.
-    func missedPatches(after version: Int, in room: Room, state: (Int) throws -> JSON) -> [OutboundFrame]? {
-        room.views.patches(after: version, released: room.releasedVersion, seenThrough: self)
-            ?? room.patches(after: version, seenThrough: self, state: state)
+    func missedPatches(
+        after version: Int, released: ReleasedPatches, views: RoomViews, state: (Int) throws -> JSON
+    ) -> [OutboundFrame]? {
+        views.patches(after: version, released: released.version, seenThrough: self)
+            ?? released.patches(after: version).flatMap {
+                Room.patches($0, seenThrough: self, parts: views.parts, state: state)
+            }
     }
 
     /// Without the action of a change that wrote what the reader may not see.

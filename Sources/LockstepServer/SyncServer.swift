@@ -202,7 +202,8 @@ public actor SyncServer {
         if let since = connection.query["since"].flatMap(Int.init),
             room.isResumable(fromEpoch: connection.query["epoch"]),
             let missed = session.sight.missedPatches(
-                after: since, in: room, state: { version in try self.state(of: room, at: version, older: []) })
+                after: since, released: room.released, views: room.views,
+                state: { version in try self.state(of: room, at: version, older: []) })
         {
             connection.send(room.resumeFrame(for: session, at: since))
             for frame in missed { connection.send(frame) }
@@ -451,7 +452,7 @@ public actor SyncServer {
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
         let count = min(limit ?? configuration.historyLimit.default, configuration.historyLimit.max)
-        let entries = session.room.log.suffix(count).map { patch in
+        let entries = session.room.released.recent.suffix(count).map { patch in
             ServerMessage.HistoryRecord(version: patch.version, cause: session.sight.cause(of: patch))
         }
         send(.history(id: id, entries: entries), to: session)

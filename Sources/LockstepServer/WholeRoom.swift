@@ -21,8 +21,10 @@ struct WholeRoom: RoomSight, RecordingLines {
 
     func dismiss(_ session: Session, from room: Room) {}
 
-    func missedPatches(after version: Int, in room: Room, state: (Int) throws -> JSON) -> [OutboundFrame]? {
-        room.patches(after: version)?.map(\.frame)
+    func missedPatches(
+        after version: Int, released: ReleasedPatches, views: RoomViews, state: (Int) throws -> JSON
+    ) -> [OutboundFrame]? {
+        released.patches(after: version)?.map(\.frame)
     }
 
     func cause(of patch: Room.LoggedPatch) -> Cause { patch.cause }

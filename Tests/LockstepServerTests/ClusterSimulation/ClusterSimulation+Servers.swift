@@ -45,14 +45,15 @@ extension ClusterSimulation {
         tasks.append(.toClient(connection: id))
     }
 
-    /// A released change to every client of the room: its message to those who see the whole room, and to a view's
-    /// clients what the change is to their view (if anything); its frames are kept for clients resuming a view.
-    func broadcast(_ message: [UInt8], views: [RoomView: RoomViews.Frames], version: Int, in room: SimulatedRoom) {
-        room.views.release(views, version: version)
+    /// `Room.release`: a released change to every client of the room, its message to those who see the whole room
+    /// and to a view's clients what the change is to their view (if anything); it is kept for clients resuming.
+    func broadcast(_ patch: Room.LoggedPatch, in room: SimulatedRoom) {
+        room.released.release(patch)
+        room.views.release(patch.views, version: patch.version)
         for id in room.connections {
-            var bytes = message
+            var bytes = patch.frame.payload
             if let connection = connections[id], let view = clients[connection.client].view {
-                guard let frame = views[room.views.key(of: view)]?.frame(for: view.reader) else { continue }
+                guard let frame = patch.views[room.views.key(of: view)]?.frame(for: view.reader) else { continue }
                 bytes = frame.payload
             }
             patchesSent += 1
@@ -118,62 +119,34 @@ extension ClusterSimulation {
         if catchesUp {
             guard applyCommitted(log.rows(of: name, after: room.store.version), to: room, on: server) else { return }
         }
-        let seq = room.marks.storedSeq(for: session)
-        let version = room.store.version
-        if let view = clients[connection.client].view {
-            joinView(view, id: id, since: connection.since, seq: seq, in: room)
-        } else if let since = connection.since, since <= version, version == room.messages.count {
-            send(.resume(version: since, seq: seq), to: id)
-            for message in room.messages[since...] { send(.patch(message), to: id) }
-        } else {
-            let state = (try? room.store.stateJSON()) ?? .null
-            let history = room.store.history
-            send(
-                .snapshot(version: version, state: state, undo: history.undoCount, redo: history.redoCount, seq: seq),
-                to: id)
-        }
+        answerJoin(id, of: clients[connection.client], since: connection.since, in: room)
         room.connections.append(id)
         peersChanged(in: room, on: server)
     }
 
-    /// `SyncServer.join` for a client of a view: its stream opened, then a resume from the stream's own patches when it
-    /// has every one the client missed, or from the room's resume window, else a snapshot of the view; then the client
-    /// is on the stream.
-    private func joinView(_ view: RoomView, id: Int, since: Int?, seq: Int, in room: SimulatedRoom) {
+    /// `SyncServer.join`'s answer: the client's view opened (if it follows one), then a resume with what it missed
+    /// as it sees the room (`RoomSight.missedPatches`: the view's own patches, or the room's resume window), else a
+    /// snapshot of what it sees, each with its session's stored mark; then the client is on its view's stream.
+    private func answerJoin(_ id: Int, of client: SimulatedClient, since: Int?, in room: SimulatedRoom) {
+        let seq = room.marks.storedSeq(for: client.session)
         let version = room.store.version
         let state = (try? room.store.stateJSON()) ?? .null
-        room.views.open(view, version: version) { state }
-        if let since, version == room.messages.count,
-            let missed = room.views.patches(after: since, released: version, seenThrough: view)
-                ?? resumeWindow(of: room, after: since, seenThrough: view, current: state)
+        if let view = client.view { room.views.open(view, version: version) { state } }
+        if let since,
+            let missed = client.sight.missedPatches(
+                after: since, released: room.released, views: room.views,
+                state: { past in try room.timeline.state(at: past, from: state, current: version, older: []) })
         {
             send(.resume(version: since, seq: seq), to: id)
             for frame in missed { send(.patch(frame.payload), to: id) }
         } else {
             let history = room.store.history
-            let seen = view.value(in: state, parts: room.views.parts)
+            let seen = client.sight.value(in: state, parts: room.views.parts)
             send(
                 .snapshot(version: version, state: seen, undo: history.undoCount, redo: history.redoCount, seq: seq),
                 to: id)
         }
-        room.views.admit(view, version: version)
-    }
-
-    /// `Room.patches(after:seenThrough:state:)`: the room's last released patches (as many as its window holds),
-    /// projected for `view`, with past states rebuilt from the room's timeline.
-    private func resumeWindow(
-        of room: SimulatedRoom, after since: Int, seenThrough view: RoomView, current: JSON
-    ) -> [OutboundFrame]? {
-        let version = room.store.version
-        guard (0...version).contains(since), version - since <= room.timeline.window else { return nil }
-        let logged = (since + 1..<version + 1).compactMap { version in
-            Room.loggedPatch(
-                StoredChange(room: room.name, version: version, message: room.messages[version - 1], record: []),
-                parts: room.views.parts)?.patch
-        }
-        return Room.patches(logged, seenThrough: view, parts: room.views.parts) { past in
-            try room.timeline.state(at: past, from: current, current: version, older: [])
-        }
+        if let view = client.view { room.views.admit(view, version: version) }
     }
 
     /// The server reads a room it does not hold (for a handshake or a timer); nil when the database is away.
@@ -184,8 +157,12 @@ extension ClusterSimulation {
         do {
             let replay = try RoomReplay(continuing: app.makeStore(undoDepth: 50), with: rows, app: app)
             if let damaged = replay.damagedFrom { violate("the log of \(name) breaks at version \(damaged)") }
+            // As `SyncServer.install`: the last changes as released patches, for resuming clients.
+            let recent = rows.suffix(SimulatedRoom.resumeWindow).compactMap {
+                Room.loggedPatch($0, parts: app.privateParts)?.patch
+            }
             room = SimulatedRoom(
-                id: makeID(), name: name, store: replay.store, messages: rows.map(\.message), parts: app.privateParts)
+                id: makeID(), name: name, store: replay.store, recent: recent, parts: app.privateParts)
             room.timeline.restore(
                 rows.map { ($0.version, try? $0.parsedRecord().inverse) }, through: replay.store.version)
         } catch {
@@ -396,19 +373,22 @@ extension ClusterSimulation {
 
     /// A change the batch made: its patch held until the commit, its row in the batch, its inverse in the timeline.
     private func held(_ change: Change, cause: Cause, in room: SimulatedRoom, context: ReducerContext) -> Change {
-        room.timeline.record(version: change.version, inverse: change.inverse, stored: room.messages.count)
+        room.timeline.record(version: change.version, inverse: change.inverse, stored: room.released.version)
         let patch = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
         room.batchRows.append(
             StoredChange(
                 room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized()))
         let state = (try? room.store.stateJSON()) ?? .null
         room.batchStates.append(state)
+        // `SyncServer.publish`.
         let history = room.store.history
-        let views = room.views.project(
+        let frame = OutboundFrame(text: patch.bytes)
+        var logged = Room.LoggedPatch(version: change.version, cause: patch.cause, frame: frame)
+        logged.touched = room.views.parts.touched(by: change.patch, action: patch.cause.action)
+        logged.views = room.views.project(
             change.patch, version: change.version, cause: patch.cause, undo: history.undoCount,
-            redo: history.redoCount, touched: room.views.parts.touched(by: change.patch, action: patch.cause.action),
-            frame: OutboundFrame(text: patch.bytes), after: { state })
-        room.held.append(.patch(patch.bytes, version: change.version, views: views))
+            redo: history.redoCount, touched: logged.touched, frame: logged.frame, after: { state })
+        room.held.append(.patch(logged))
         return change
     }
 
@@ -480,11 +460,9 @@ extension ClusterSimulation {
         case .release:
             room.store.releaseHistoryCheckpoint()
             for mark in room.batchMarks { room.marks.stored(mark) }
-            room.messages += room.batchRows.map(\.message)
             for item in held {
                 switch item {
-                case .patch(let message, let version, let views):
-                    broadcast(message, views: views, version: version, in: room)
+                case .patch(let patch): broadcast(patch, in: room)
                 case .answer(let connection, let frame): send(frame, to: connection)
                 }
             }
@@ -616,9 +594,11 @@ extension ClusterSimulation {
         var document = room.views.isEmpty ? nil : try? room.store.stateJSON()
         let outcome = CommittedReplay.apply(rows, to: &room.store, timeline: &room.timeline, app: app)
         for change in outcome.applied {
-            room.messages.append(change.message)
-            let patch = Room.loggedPatch(change, views: &room.views, document: &document)
-            broadcast(change.message, views: patch?.views ?? [:], version: change.version, in: room)
+            guard let patch = Room.loggedPatch(change, views: &room.views, document: &document) else {
+                abandon(room, on: server, because: "version \(change.version) is not a patch")
+                return false
+            }
+            broadcast(patch, in: room)
         }
         guard let failure = outcome.failure else { return true }
         abandon(room, on: server, because: failure)

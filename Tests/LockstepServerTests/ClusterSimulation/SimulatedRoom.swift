@@ -33,8 +33,8 @@ final class SimulatedRoom {
 
     /// What a write holds back until its commit.
     enum Held {
-        /// A change's message for the whole room, and as each view stream gets it.
-        case patch([UInt8], version: Int, views: [RoomView: RoomViews.Frames])
+        /// A change as the room releases it: its message for the whole room, and as each view stream gets it.
+        case patch(Room.LoggedPatch)
         case answer(connection: Int, ServerFrame)
     }
 
@@ -59,14 +59,17 @@ final class SimulatedRoom {
     var loggedTimers: [String: StoredTimer] = [:]
     /// Timers the batch fired without removing their rows (only under the mutant `firedTimerRowRemovedSeparately`).
     var firedAwaitingRemoval: [String] = []
-    /// Patch bytes of versions 1 to the last committed one, for resumes.
-    var messages: [[UInt8]]
+    /// The patches released to its clients, as many as the resume window holds.
+    var released: ReleasedPatches
     /// The inverses of recent changes, for reverts, kept as the server keeps them (with a short window, so reverts
     /// also read the log).
-    var timeline = RoomTimeline(window: 6)
-    /// The views its clients follow, and what each change is to each (the real fan-out's decisions), with the same
-    /// short resume window.
+    var timeline = RoomTimeline(window: SimulatedRoom.resumeWindow)
+    /// The views its clients follow, and what each change is to each (the real fan-out's decisions).
     var views: RoomViews
+
+    /// The resume window of the simulated servers (`--resume-window`): short, so that clients also miss more than
+    /// it holds and get snapshots, and reverts read the log beyond the timeline.
+    static let resumeWindow = 6
     /// Connections answered (snapshot or resume), in join order.
     var connections: [Int] = []
     /// The transaction of the write the server waits for.
@@ -85,11 +88,11 @@ final class SimulatedRoom {
         set { queue.machine = newValue }
     }
 
-    init(id: Int, name: String, store: any RoomStore, messages: [[UInt8]], parts: PrivateParts) {
+    init(id: Int, name: String, store: any RoomStore, recent: [Room.LoggedPatch], parts: PrivateParts) {
         self.id = id
         self.name = name
         self.store = store
-        self.messages = messages
-        views = RoomViews(parts: parts, resumeWindow: 6)
+        released = ReleasedPatches(version: store.version, window: Self.resumeWindow, recent: recent)
+        views = RoomViews(parts: parts, resumeWindow: Self.resumeWindow)
     }
 }
