@@ -47,7 +47,8 @@ struct RoomViews {
     var parts: PrivateParts
     /// How many patches each stream keeps for resuming clients.
     let resumeWindow: Int
-    /// The open streams, by key; a stream goes when its last client leaves.
+    /// The open streams, by key; a stream goes when its last client leaves. Changed through their index
+    /// (`streams.values[i]`), in place, so a stream's value and log are never copied for a change.
     private(set) var streams: [RoomView: Stream] = [:]
     /// The streams each reader has clients on: a change wholly inside private subtrees is offered to its owners'
     /// streams alone.
@@ -128,15 +129,17 @@ struct RoomViews {
         // A change wholly inside private subtrees changes nothing others see: only its owners' streams are offered
         // it, so it costs the same however many clients the room has.
         let offered =
-            parts.isWhollyPrivate(ops) ? Set(touched.owners.flatMap { byReader[$0] ?? [] }) : Set(streams.keys)
+            parts.isWhollyPrivate(ops)
+            ? Set(touched.owners.flatMap { byReader[$0] ?? [] }).compactMap { streams.index(forKey: $0) }
+            : Array(streams.indices)
         let carries = Self.carries(ops)
         var frames: [RoomView: Frames] = [:]
-        for key in offered {
-            guard streams[key] != nil else { continue }
-            let shared = streams[key]!.value.accept(ops, parts: parts, after: read)
+        for index in offered {
+            let key = streams.keys[index]
+            let shared = streams.values[index].value.accept(ops, parts: parts, after: read)
             var projection = Frames(shared: shared.map { encode($0, key.reader, key.redacts) })
             if key.redacts {
-                let readers = streams[key]!.readers
+                let readers = streams.values[index].readers
                 for reader in carries ? Array(readers.keys) : touched.owners.filter({ readers[$0] != nil }) {
                     let view = RoomView(path: key.path, reader: reader, redacts: true)
                     let own = (try? view.project(ops, parts: parts, after: read))??.operations
@@ -164,9 +167,10 @@ struct RoomViews {
 
     /// Keeps a released change's frames, for clients resuming the views it touched.
     mutating func release(_ frames: [RoomView: Frames], version: Int) {
-        for (key, projection) in frames where streams[key] != nil {
-            streams[key]!.log.append((version, projection))
-            if streams[key]!.log.count > resumeWindow { streams[key]!.log.removeFirst() }
+        for (key, projection) in frames {
+            guard let index = streams.index(forKey: key) else { continue }
+            streams.values[index].log.append((version, projection))
+            if streams.values[index].log.count > resumeWindow { streams.values[index].log.removeFirst() }
         }
     }
 
@@ -194,6 +198,6 @@ struct RoomViews {
         #if LOCKSTEP_MUTANTS
         if Mutant.isActive(.viewsNotReset) { return }
         #endif
-        for key in streams.keys { streams[key]!.value.reset(to: state, parts: parts) }
+        for index in streams.indices { streams.values[index].value.reset(to: state, parts: parts) }
     }
 }
