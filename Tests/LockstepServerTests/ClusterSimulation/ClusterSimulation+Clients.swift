@@ -113,9 +113,10 @@ extension ClusterSimulation {
     }
 
     /// A patch of the hands app: writes to the board, to a hand (mostly the sender's own) with its owner's mark, to
-    /// the vault, a hand replaced whole, moves and copies that keep each mark in its owner's part (a board's value may
-    /// be copied into a hand; a move there could be undone later over what the hand then holds, a public move of a
-    /// private value that the marks would take for a leak), and two writes in one patch, one public and one private.
+    /// the vault, a hand replaced whole, moves and copies that keep each mark in its owner's part, and two writes in
+    /// one patch, one public and one private. A board's value may be copied into a hand, or moved out of sight into
+    /// the one key of a hand that never holds a mark (`moved`): undone, a move takes back whatever its target then
+    /// holds, and a mark moved to the board that way would be the app's doing, not a leak.
     private func handsAction(for client: SimulatedClient) -> JSON {
         let subjects = HandsDocument.subjects
         let owner = client.sight.reader.flatMap { chance(700) ? $0 : nil } ?? subjects[below(subjects.count)]
@@ -132,7 +133,9 @@ extension ClusterSimulation {
         case 5:
             let part = chance(500) ? "/board" : hand
             ops = [["op": "move", "from": at(part), "path": at(part)]]
-        case 6: ops = [["op": "copy", "from": at("/board"), "path": at(chance(500) ? "/board" : hand)]]
+        case 6 where chance(500):
+            ops = [["op": "copy", "from": at("/board"), "path": at(chance(500) ? "/board" : hand)]]
+        case 6: ops = [["op": "move", "from": at("/board"), "path": .string("\(hand)/moved")]]
         case 7: ops = [["op": "add", "path": at("/vault"), "value": .string("vault-\(number)")]]
         case 8: ops = [["op": "add", "path": .string(hand), "value": ["k0": .string("secret-\(owner)-\(number)")]]]
         default: ops = [onBoard, inHand]
