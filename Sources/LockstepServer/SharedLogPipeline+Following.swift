@@ -31,7 +31,7 @@ extension SharedLogPipeline {
                 if let room = server.rooms[name] { readRemotePeers(of: room, server: server) }
             case .resynchronise:
                 for room in server.rooms.values {
-                    state(of: room).queue.machine.mayHaveMissed()
+                    state(of: room, server: server).queue.machine.mayHaveMissed()
                     pump(room, server: server)
                     readRemotePeers(of: room, server: server)
                 }
@@ -43,7 +43,7 @@ extension SharedLogPipeline {
     /// `name` is committed up to `version`: a room in memory that holds less follows.
     private func committed(_ name: String, version: Int, server: isolated some RoomHost) {
         guard let room = server.rooms[name], version > room.store.version else { return }
-        let state = state(of: room)
+        let state = state(of: room, server: server)
         state.queue.machine.announced(version: version)
         pump(room, server: server)
         follow(room, state, server: server)
@@ -65,7 +65,7 @@ extension SharedLogPipeline {
     /// are skipped.
     func catchUp(_ room: Room, server: isolated some RoomHost) async -> CatchUp {
         let name = room.name
-        let state = state(of: room)
+        let state = state(of: room, server: server)
         let after = room.store.version
         let before = state.queue.machine.catchUp(after: after, version: after)
         guard before == .apply else { return checkLater(before, room, state, server: server) }
@@ -154,7 +154,7 @@ extension SharedLogPipeline {
 
     /// The room's clients on other servers are read, and what was committed while it was read is fetched next.
     func installed(_ room: Room, server: isolated some RoomHost) {
-        state(of: room).queue.machine.mayHaveMissed()
+        state(of: room, server: server).queue.machine.mayHaveMissed()
         readRemotePeers(of: room, server: server)
         pump(room, server: server)
     }
@@ -219,7 +219,7 @@ extension SharedLogPipeline {
     /// as the states that changed. A notice arriving during a read has the room read again after it, since the read
     /// may have missed what was just published.
     private func readRemotePeers(of room: Room, server: isolated some RoomHost) {
-        let state = state(of: room)
+        let state = state(of: room, server: server)
         guard state.presence.readRequested() else { return }
         let name = room.name
         Task {

@@ -6,7 +6,7 @@ extension SharedLogPipeline {
     var timerPoll: Duration? { .seconds(1) }
 
     func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost) {
-        let writes = state(of: room).writes
+        let writes = state(of: room, server: server).writes
         writes.timers += scheduled
         writes.timersGone += gone
     }

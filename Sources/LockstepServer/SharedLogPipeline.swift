@@ -14,7 +14,7 @@ import Logging
 final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     let storage: any SharedRoomStorage
     /// Per room in memory, by identity: a room read again after it was dropped starts afresh.
-    private var states: [ObjectIdentifier: SharedRoomState] = [:]
+    private(set) var states: [ObjectIdentifier: SharedRoomState] = [:]
     /// This server's clients of each room as published, by name: one publisher whatever copy of the room is in
     /// memory; kept while a publication runs or what it published lists clients.
     var publications: [String: PresencePublication] = [:]
@@ -33,10 +33,13 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// The server's number makes the id distinct among every server's clients of a room.
     func clientID(_ number: Int) -> String { "c\(number)-\(storage.node)" }
 
-    func state(of room: Room) -> SharedRoomState {
+    /// The state of `room`, kept while the room is in memory (``forget(_:)`` ends it). A room that left memory (a
+    /// client's leave action after its room was dropped, a join's catch-up of a room evicted meanwhile) gets a state
+    /// that nothing keeps: kept, it would outlive the room, and a later room at the same address would be handed it.
+    func state(of room: Room, server: isolated some RoomHost) -> SharedRoomState {
         if let state = states[ObjectIdentifier(room)] { return state }
         let state = SharedRoomState()
-        states[ObjectIdentifier(room)] = state
+        if server.rooms[room.name] === room { states[ObjectIdentifier(room)] = state }
         return state
     }
 
@@ -56,26 +59,26 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Applied in the room's next locked write, after what other servers committed before it.
     func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost) {
-        let state = state(of: room)
+        let state = state(of: room, server: server)
         if state.queue.receive(input) == .startPump { startPump(room, state, server: server) }
     }
 
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost
     ) {
-        state(of: room).writes.append(
+        state(of: room, server: server).writes.append(
             patch, message: message, record: record, in: room, configuration: server.configuration,
             logger: server.logger)
     }
 
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost) {
-        state(of: room).writes.marks.append(mark)
+        state(of: room, server: server).writes.marks.append(mark)
     }
 
     /// A reply goes out now unless something the room received before it is still waiting or being written.
     func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost) {
         let room = requester.room
-        let state = state(of: room)
+        let state = state(of: room, server: server)
         switch state.queue.route((requester, answer), writesIdle: state.writes.isIdle) {
         case .holdWithWrite:
             state.writes.pending.append(.reply(requester, answer))
@@ -93,7 +96,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
     func pump(_ room: Room, server: isolated some RoomHost) {
-        let state = state(of: room)
+        let state = state(of: room, server: server)
         if state.queue.machine.wake() == .startPump { startPump(room, state, server: server) }
     }
 
@@ -175,7 +178,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     ) -> RoomWrite {
         let nothing = RoomWrite(changes: [], snapshots: [], sessions: server.configuration.sessionWrites)
         guard let room = server.rooms[name], ObjectIdentifier(room) == id,
-            state(of: room).queue.prepare(attempt: attempt)
+            state(of: room, server: server).queue.prepare(attempt: attempt)
         else {
             return nothing
         }
@@ -190,7 +193,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         }
         for mark in catchUp.marks { room.marks.adopt(mark) }
         room.loggedTimers = catchUp.timers
-        let state = state(of: room)
+        let state = state(of: room, server: server)
         // A failed commit takes the batch back to here.
         room.store.setHistoryCheckpoint()
         for item in state.queue.applyBatch(from: room.store.version) {
