@@ -71,11 +71,11 @@ import Testing
     }
 
     #if LOCKSTEP_MUTANTS
-    /// Each planted bug, in turn, over seeds until one breaks an invariant (`MUTANT_SEEDS` at most, 400 by default):
+    /// Each planted bug, in turn, over seeds until one breaks an invariant (`MUTANT_SEEDS` at most, 800 by default):
     /// prints a table, and fails if a mutant survives them all.
     @Test func everyPlantedBugIsCaught() async throws {
         guard Self.environment("SIMULATE_MUTANTS") != nil else { return }
-        let limit = Self.environment("MUTANT_SEEDS").flatMap(UInt64.init) ?? 400
+        let limit = Self.environment("MUTANT_SEEDS").flatMap(UInt64.init) ?? 800
         var rows: [String] = []
         var survivors: [String] = []
         for mutant in Mutant.allCases {
