@@ -263,7 +263,9 @@ extension ClusterSimulation {
     /// vault, in a state, an operation or a cause's action.
     private func checkPrivacy(of bytes: [UInt8], to client: SimulatedClient) {
         let text = String(decoding: bytes, as: UTF8.self)
-        guard !app.privateParts.isEmpty, let leaked = HandsDocument.leak(in: text, to: client.sight.reader) else { return }
+        guard !app.privateParts.isEmpty, let leaked = HandsDocument.leak(in: text, to: client.sight.reader) else {
+            return
+        }
         let reader = client.sight.reader ?? "no one"
         violate("client \(client.index), reading as \(reader), got \(leaked)… of a private part: \(text.prefix(400))")
     }
