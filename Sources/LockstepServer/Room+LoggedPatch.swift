@@ -3,8 +3,24 @@ import LockstepJSON
 import LockstepStorage
 import LockstepTransport
 
-/// Stored changes as a room keeps and releases them.
+/// Changes as a room keeps and releases them: its own, and those stored by other servers.
 extension Room {
+    /// A change this server made, as the room releases it: `encoded`'s message for the whole room, whose private
+    /// parts the change wrote, and how each of `views` sees it. `history` is the room's after the change, `state` its
+    /// state after it.
+    static func loggedPatch(
+        _ change: Change, encoded: RoomTurn.Patch, history: History, views: inout RoomViews,
+        after state: () throws -> JSON
+    ) -> LoggedPatch {
+        let cause = encoded.cause
+        var patch = LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: encoded.bytes))
+        patch.touched = views.parts.touched(by: change.patch, action: cause.action)
+        patch.views = views.project(
+            change.patch, version: change.version, cause: cause, undo: history.undoCount, redo: history.redoCount,
+            touched: patch.touched, frame: patch.frame, after: state)
+        return patch
+    }
+
     /// A stored change as a room keeps it for resuming clients and `history`: its stored bytes, and whose private
     /// parts it wrote (who may see its `action`). Also its operations and undo counts, for projecting it to views;
     /// nil for a change that is not a patch message.

@@ -419,11 +419,8 @@ public actor SyncServer {
     func publish(_ change: Change, in room: Room, cause: Cause, context: ReducerContext) {
         let encoded = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
         let cause = encoded.cause
-        var patch = Room.LoggedPatch(version: change.version, cause: cause, frame: OutboundFrame(text: encoded.bytes))
-        patch.touched = room.privateParts.touched(by: change.patch, action: cause.action)
-        patch.views = room.views.project(
-            change.patch, version: change.version, cause: cause, undo: room.store.history.undoCount,
-            redo: room.store.history.redoCount, touched: patch.touched, frame: patch.frame,
+        let patch = Room.loggedPatch(
+            change, encoded: encoded, history: room.store.history, views: &room.views,
             after: { try room.store.stateJSON() })
         audit(change, in: room, cause: cause)
         room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)

@@ -380,14 +380,9 @@ extension ClusterSimulation {
                 room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized()))
         let state = (try? room.store.stateJSON()) ?? .null
         room.batchStates.append(state)
-        // `SyncServer.publish`.
-        let history = room.store.history
-        let frame = OutboundFrame(text: patch.bytes)
-        var logged = Room.LoggedPatch(version: change.version, cause: patch.cause, frame: frame)
-        logged.touched = room.views.parts.touched(by: change.patch, action: patch.cause.action)
-        logged.views = room.views.project(
-            change.patch, version: change.version, cause: patch.cause, undo: history.undoCount,
-            redo: history.redoCount, touched: logged.touched, frame: logged.frame, after: { state })
+        // As `SyncServer.publish` releases it later.
+        let logged = Room.loggedPatch(
+            change, encoded: patch, history: room.store.history, views: &room.views, after: { state })
         room.held.append(.patch(logged))
         return change
     }
