@@ -163,7 +163,10 @@ final class Room {
         guard !waiting.isEmpty else { return [] }
         let caughtUp = waiting.filter { $0.syncedVersion <= releasedVersion }
         waiting.removeAll { $0.syncedVersion <= releasedVersion }
-        for session in caughtUp { session.connection.follow(session.sight.stream(in: self)) }
+        for session in caughtUp {
+            session.sendHeldSnapshot()
+            session.connection.follow(session.sight.stream(in: self))
+        }
         return caughtUp
     }
 

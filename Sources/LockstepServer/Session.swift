@@ -28,6 +28,10 @@ final class Session: Requester {
     var syncedVersion: Int
     /// True once the client fell behind its stream: it gets a fresh snapshot when its socket drains.
     private(set) var needsSnapshot = false
+    /// A snapshot of a version the room has not released yet (its changes are still being stored), held until it
+    /// has: a crash before then would take back what it shows, and the client would resume from a state that never
+    /// was.
+    private var heldSnapshot: OutboundFrame?
     /// Replies (acks, errors, history) held back until the snapshot is queued.
     private var owed: [OutboundFrame] = []
     /// Replies handed to the transport that may not have left yet, each with the connection's `sentBytes` at its
@@ -78,7 +82,7 @@ final class Session: Requester {
 
     /// Queues a reply to this client: never dropped, and after the snapshot if one is owed.
     func reply(_ frame: OutboundFrame) {
-        if needsSnapshot {
+        if needsSnapshot || heldSnapshot != nil {
             owed.append(frame)
         } else {
             forgetSentReplies()
@@ -105,11 +109,27 @@ final class Session: Requester {
         return needsSnapshot
     }
 
-    /// Queues the owed snapshot (of `version`), then the replies held back for it; the caller then has the client
-    /// follow the room again.
-    func resynchronise(with snapshot: OutboundFrame, at version: Int) {
+    /// Queues `snapshot` (of `version`, a join's or the one owed), then the replies held back for it, once the room
+    /// has released `version`: at once when `released` has reached it, else from ``sendHeldSnapshot()``. The caller
+    /// then has the client follow the room (``Room/follow(_:)``), which waits for that release too.
+    func synchronise(with snapshot: OutboundFrame, at version: Int, released: Int) {
         needsSnapshot = false
         syncedVersion = version
+        guard version <= released else {
+            heldSnapshot = snapshot
+            return
+        }
+        send(snapshot)
+    }
+
+    /// The room released the version of the snapshot held for this client: it goes out, then the replies owed.
+    func sendHeldSnapshot() {
+        guard let snapshot = heldSnapshot else { return }
+        heldSnapshot = nil
+        send(snapshot)
+    }
+
+    private func send(_ snapshot: OutboundFrame) {
         connection.send(snapshot)
         let held = owed
         owed.removeAll()

@@ -257,7 +257,8 @@ public actor SyncServer {
         guard let session = connection.context as? Session, session.drained() else { return }
         do {
             let room = session.room
-            session.resynchronise(with: try room.snapshot(for: session), at: room.store.version)
+            session.synchronise(
+                with: try room.snapshot(for: session), at: room.store.version, released: room.releasedVersion)
             if room.follow(session) { sendPresence(to: session) }
             logger.info(
                 "resynchronised a slow client",
@@ -465,8 +466,8 @@ public actor SyncServer {
 
     private func sendSnapshot(to session: Session, in room: Room) {
         do {
-            session.connection.send(try room.snapshot(for: session))
-            session.syncedVersion = room.store.version
+            session.synchronise(
+                with: try room.snapshot(for: session), at: room.store.version, released: room.releasedVersion)
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(room.name)", "error": "\(error)"])
             session.connection.close(code: 1011, reason: "room state cannot be encoded")
