@@ -5,7 +5,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := libwebsockets-dev libev-dev libsqlite3-dev pkg-config zlib1g-dev libssl-dev
-TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx
+TEST_APT_PACKAGES := tmux iproute2 chromium chromium-driver postgresql nginx e2fsprogs
 ARGS ?=
 # Tests running at once: each starts real servers and sockets, and hundreds started together on two cores stretch
 # every wait far past what a test would ever need alone; a few at a time take about as long in all.
