@@ -73,6 +73,9 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// `RoomViews.reset`: the views keep their values when a batch is taken back, so the next change is projected
     /// against a state the room no longer has.
     case viewsNotReset
+    /// `ReleasedPatches.holdsSnapshot`: a snapshot shows a version still being written to a server's own log at
+    /// once, so a crash before the write lands leaves its client with a state the log never had.
+    case snapshotBeforeStored
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

@@ -48,6 +48,22 @@ final class DurabilityQueue {
     /// True when nothing waits: a reply can go out at once.
     var isIdle: Bool { pending.isEmpty && inFlight == nil && marks.isEmpty && timers.isEmpty && timersGone.isEmpty }
 
+    /// Timers scheduled and gone (fired or cancelled) since the last write. The log stores every scheduled row, then
+    /// removes every gone one; so that a name's last change is what it keeps, a timer gone drops its name's rows
+    /// scheduled earlier in the write, and one scheduled drops its name's earlier removal (its row replaces the
+    /// stored one).
+    func timersChanged(scheduled: [StoredTimer], gone: [TimerKey]) {
+        for timer in scheduled {
+            let key = TimerKey(room: timer.room, name: timer.name)
+            timersGone.removeAll { $0 == key }
+            timers.append(timer)
+        }
+        for key in gone {
+            timers.removeAll { $0.room == key.room && $0.name == key.name }
+            timersGone.append(key)
+        }
+    }
+
     /// A change applied to `room`: its row, its patch held back until the row is stored, and the snapshots due with
     /// it (the room's initial state with its first change, its state every `--snapshot-interval` changes).
     func append(
@@ -88,9 +104,11 @@ final class DurabilityQueue {
         return (rows, snapshots, sessions)
     }
 
-    /// The rooms a write stored something of: changes, evictions or marks.
-    static func rooms(of written: [Release], marks: [StoredMark]) -> Set<String> {
-        var rooms = Set(marks.map(\.room))
+    /// The rooms a write stored something of: changes, evictions, marks or timers.
+    static func rooms(of written: [Release], sessions: SessionWrites) -> Set<String> {
+        var rooms = Set(sessions.marks.map(\.room))
+        rooms.formUnion(sessions.timers.map(\.room))
+        rooms.formUnion(sessions.timersGone.map(\.room))
         for item in written {
             if case .reply = item { continue }
             rooms.insert(item.room.name)
@@ -98,7 +116,7 @@ final class DurabilityQueue {
         return rooms
     }
 
-    /// A write failed: nothing of it is acknowledged, and `rooms` (``rooms(of:marks:)``) go back to what the log
+    /// A write failed: nothing of it is acknowledged, and `rooms` (``rooms(of:sessions:)``) go back to what the log
     /// has, so everything of theirs waiting for the next write goes too. Returns what of the write may still go out:
     /// the replies of other rooms, in order.
     func writeFailed(_ written: [Release], rooms: Set<String>) -> [Release] {

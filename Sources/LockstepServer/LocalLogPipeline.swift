@@ -33,8 +33,7 @@ final class LocalLogPipeline: LoggingPipeline {
     }
 
     func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost) {
-        queue.timers += scheduled
-        queue.timersGone += gone
+        queue.timersChanged(scheduled: scheduled, gone: gone)
         // A room used only for a timer exists too: read back, it is at version 0, not never used.
         storeEpoch(of: room)
         scheduleWrite(server: server)
@@ -110,7 +109,7 @@ final class LocalLogPipeline: LoggingPipeline {
             case .failure(let error):
                 // Epochs not stored go with the room's next write.
                 for room in sessions.epochs.keys { server.rooms[room]?.epochStored = false }
-                fail(written, marks: sessions.marks, because: error, server: server)
+                fail(written, sessions: sessions, because: error, server: server)
             }
         }
     }
@@ -122,13 +121,13 @@ final class LocalLogPipeline: LoggingPipeline {
         server.release(items)
     }
 
-    /// A write failed: nothing of it is acknowledged. Its rooms go back to what the log has, and their clients are
-    /// told and disconnected, so they reconnect to the stored state.
+    /// A write failed: nothing of it is acknowledged. Its rooms go back to what the log has, their clients are told
+    /// and disconnected, so they reconnect to the stored state, and their timers are read from the log again.
     private func fail(
-        _ items: [DurabilityQueue.Release], marks: [StoredMark], because error: StorageError,
+        _ items: [DurabilityQueue.Release], sessions: SessionWrites, because error: StorageError,
         server: isolated some RoomHost
     ) {
-        let affected = DurabilityQueue.rooms(of: items, marks: marks)
+        let affected = DurabilityQueue.rooms(of: items, sessions: sessions)
         server.logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.sorted())"])
         server.release(queue.writeFailed(items, rooms: affected))
         let notice = ServerMessage.error(
@@ -139,6 +138,7 @@ final class LocalLogPipeline: LoggingPipeline {
         for name in affected.sorted() {
             let room = items.first { $0.room.name == name }?.room ?? server.rooms[name]
             if let room, server.rooms[name] === room { server.drop(room, telling: notice, reason: "storage failure") }
+            server.rereadTimers(of: name)
         }
     }
 }

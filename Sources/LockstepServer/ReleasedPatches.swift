@@ -26,6 +26,15 @@ struct ReleasedPatches {
         version = patch.version
     }
 
+    /// Whether a snapshot of `version` (the room's store's) waits for that version's release: its changes are still
+    /// being stored, and a crash before they are would take back what it shows.
+    func holdsSnapshot(of version: Int) -> Bool {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.snapshotBeforeStored) { return false }
+        #endif
+        return version > self.version
+    }
+
     /// The patches after `version`, if the window still has all of them.
     func patches(after version: Int) -> [Room.LoggedPatch]? {
         guard version >= 0, version <= self.version else { return nil }

@@ -32,8 +32,8 @@ final class Room {
     }
     /// Clients in join order (presence lists them so).
     private(set) var sessions: [Session] = []
-    /// Clients whose snapshot is ahead of the released version (changes were being written when they joined):
-    /// they follow the stream once the patch of their version is out.
+    /// Clients whose snapshot is ahead of the released version (changes were being written when they joined): they
+    /// get it, and follow the stream, once the patch of their version is out.
     private(set) var waiting: [Session] = []
     /// The patches sent to its clients, as many as the resume window holds.
     private(set) var released: ReleasedPatches

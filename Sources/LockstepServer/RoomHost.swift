@@ -24,6 +24,8 @@ protocol RoomHost: Actor {
     func sendAway(_ session: Session, telling notice: ServerMessage, reason: String)
     /// Takes `room` out of memory and closes its clients (1011) after telling them `notice`.
     func drop(_ room: Room, telling notice: ServerMessage, reason: String)
+    /// A write of `room` failed: its timers are read from storage again.
+    func rereadTimers(of room: String)
     /// `room` leaves memory, stored up to `version`.
     func evict(_ room: Room, at version: Int)
     /// Nothing of `room` runs any more: it may leave memory once idle.

@@ -22,10 +22,10 @@ protocol RoomSight {
     /// A client of this sight left `room`.
     func dismiss(_ session: Session, from room: Room)
     /// What a client resuming after `version` missed, as it sees a room that `released` the patches of its resume
-    /// window and whose `views` are open; nil when the room no longer has all of it. `state(V)` is the room's whole
-    /// state at version `V`.
+    /// window, is at version `current` (ahead of them while changes are being stored), and whose `views` are open;
+    /// nil when the room no longer has all of it. `state(V)` is the room's whole state at version `V`.
     func missedPatches(
-        after version: Int, released: ReleasedPatches, views: RoomViews, state: (Int) throws -> JSON
+        after version: Int, released: ReleasedPatches, current: Int, views: RoomViews, state: (Int) throws -> JSON
     ) -> [OutboundFrame]?
     /// `patch`'s cause as shown to this reader.
     func cause(of patch: Room.LoggedPatch) -> Cause

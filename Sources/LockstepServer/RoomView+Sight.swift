@@ -25,14 +25,16 @@ extension RoomView: RoomSight {
         room.dismiss(session, from: self)
     }
 
-    /// From its stream's own patches while it has them, else from the room's resume window.
+    /// From its stream's own patches while it has them, else from the room's resume window, as long as the stream
+    /// then brings this reader every change not yet released.
     func missedPatches(
-        after version: Int, released: ReleasedPatches, views: RoomViews, state: (Int) throws -> JSON
+        after version: Int, released: ReleasedPatches, current: Int, views: RoomViews, state: (Int) throws -> JSON
     ) -> [OutboundFrame]? {
-        views.patches(after: version, released: released.version, seenThrough: self)
-            ?? released.patches(after: version).flatMap {
-                Room.patches($0, seenThrough: self, parts: views.parts, state: state)
-            }
+        if let own = views.patches(after: version, released: released.version, seenThrough: self) { return own }
+        guard views.carries(self, after: released.version, current: current) else { return nil }
+        return released.patches(after: version).flatMap {
+            Room.patches($0, seenThrough: self, parts: views.parts, state: state)
+        }
     }
 
     /// Without the action of a change that wrote what the reader may not see.

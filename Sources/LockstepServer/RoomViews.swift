@@ -174,6 +174,17 @@ struct RoomViews {
         }
     }
 
+    /// Whether `view`'s stream brings its reader their own frame of every change after `version`, the room being at
+    /// `current`: a change applied before the stream opened, or before the reader had a client on it, was projected
+    /// without them, and one not yet released then reaches a client joining now only through its stream.
+    func carries(_ view: RoomView, after version: Int, current: Int) -> Bool {
+        guard version < current else { return true }
+        let key = key(of: view)
+        guard let stream = streams[key], stream.startVersion <= version else { return false }
+        guard let reader = view.reader, reader != key.reader else { return true }
+        return (stream.readers[reader]?.since ?? .max) <= version
+    }
+
     /// The patches after `version` up to `released` as a client of `view` sees them, if its stream still has all of
     /// them.
     func patches(after version: Int, released: Int, seenThrough view: RoomView) -> [OutboundFrame]? {

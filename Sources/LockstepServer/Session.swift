@@ -112,10 +112,10 @@ final class Session: Requester {
     /// Queues `snapshot` (of `version`, a join's or the one owed), then the replies held back for it, once the room
     /// has released `version`: at once when `released` has reached it, else from ``sendHeldSnapshot()``. The caller
     /// then has the client follow the room (``Room/follow(_:)``), which waits for that release too.
-    func synchronise(with snapshot: OutboundFrame, at version: Int, released: Int) {
+    func synchronise(with snapshot: OutboundFrame, at version: Int, released: ReleasedPatches) {
         needsSnapshot = false
         syncedVersion = version
-        guard version <= released else {
+        guard !released.holdsSnapshot(of: version) else {
             heldSnapshot = snapshot
             return
         }

@@ -6,8 +6,6 @@ extension SharedLogPipeline {
     var timerPoll: Duration? { .seconds(1) }
 
     func timersChanged(scheduled: [StoredTimer], gone: [TimerKey], in room: Room, server: isolated some RoomHost) {
-        let writes = state(of: room, server: server).writes
-        writes.timers += scheduled
-        writes.timersGone += gone
+        state(of: room, server: server).writes.timersChanged(scheduled: scheduled, gone: gone)
     }
 }

@@ -97,6 +97,22 @@ extension SyncServer {
         perform(timers.load(stored))
     }
 
+    /// Reads the room's timers from storage again after a write of the room failed (its timers scheduled, fired or
+    /// cancelled may not be stored): until then none of them fires, and the read is tried again every second while
+    /// storage cannot be read.
+    func rereadTimers(of room: String) {
+        let (read, wait) = timers.forget(room: room)
+        perform(wait)
+        Task {
+            while !self.isStopped {
+                if let stored = await self.pipeline.pendingTimers(in: room, server: self) {
+                    return self.perform(self.timers.reread(room, read: read, stored: stored))
+                }
+                try? await self.clock.sleep(for: .seconds(1))
+            }
+        }
+    }
+
     /// Starts the poll of a pipeline other servers write timers to.
     func pollTimers() {
         guard let interval = pipeline.timerPoll else { return }

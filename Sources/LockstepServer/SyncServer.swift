@@ -202,7 +202,7 @@ public actor SyncServer {
         if let since = connection.query["since"].flatMap(Int.init),
             room.isResumable(fromEpoch: connection.query["epoch"]),
             let missed = session.sight.missedPatches(
-                after: since, released: room.released, views: room.views,
+                after: since, released: room.released, current: room.store.version, views: room.views,
                 state: { version in try self.state(of: room, at: version, older: []) })
         {
             connection.send(room.resumeFrame(for: session, at: since))
@@ -258,7 +258,7 @@ public actor SyncServer {
         do {
             let room = session.room
             session.synchronise(
-                with: try room.snapshot(for: session), at: room.store.version, released: room.releasedVersion)
+                with: try room.snapshot(for: session), at: room.store.version, released: room.released)
             if room.follow(session) { sendPresence(to: session) }
             logger.info(
                 "resynchronised a slow client",
@@ -467,7 +467,7 @@ public actor SyncServer {
     private func sendSnapshot(to session: Session, in room: Room) {
         do {
             session.synchronise(
-                with: try room.snapshot(for: session), at: room.store.version, released: room.releasedVersion)
+                with: try room.snapshot(for: session), at: room.store.version, released: room.released)
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(room.name)", "error": "\(error)"])
             session.connection.close(code: 1011, reason: "room state cannot be encoded")

@@ -41,6 +41,10 @@ struct TimerSchedule {
     private var awaitingRoom: [String: [StoredTimer]] = [:]
     /// The order of each timer handed to its room and not fired or removed since.
     private var handedOver: [TimerKey: Int] = [:]
+    /// Rooms whose timers are being read again from storage, each with its read's number and the names of the
+    /// room's timers scheduled or removed here since.
+    private var rereading: [String: (read: Int, touched: Set<String>)] = [:]
+    private var rereads = 0
 
     /// Schedules the room's timer `name`, due at `due`, replacing the one of that name; `now` orders it after every
     /// timer scheduled before it, here and (as far as clocks agree) on other servers.
@@ -50,6 +54,7 @@ struct TimerSchedule {
         lastOrder = max(lastOrder + 1, now * 1000)
         let timer = StoredTimer(room: room, name: name, due: due, order: lastOrder, request: request)
         book.insert(timer)
+        rereading[room]?.touched.insert(name)
         return (timer, rearm())
     }
 
@@ -57,6 +62,30 @@ struct TimerSchedule {
     mutating func remove(_ key: TimerKey) -> Wait {
         book.remove(key)
         handedOver[key] = nil
+        rereading[key.room]?.touched.insert(key.name)
+        return rearm()
+    }
+
+    /// The room's changes to its timers may not be stored (a write of the room failed): its timers leave the book
+    /// until storage's are read again. Returns the number of that read, for ``reread(_:read:stored:)``.
+    mutating func forget(room: String) -> (read: Int, wait: Wait) {
+        for timer in book.pending(in: room) {
+            let key = TimerKey(room: room, name: timer.name)
+            book.remove(key)
+            handedOver[key] = nil
+        }
+        rereads += 1
+        rereading[room] = (rereads, [])
+        return (rereads, rearm())
+    }
+
+    /// The room's timers as storage holds them, read after ``forget(room:)``: each goes back into the book, unless a
+    /// timer of its name was scheduled or removed here since (the book has that, and its write). A read that a later
+    /// ``forget(room:)`` overtook changes nothing.
+    mutating func reread(_ room: String, read: Int, stored: [StoredTimer]) -> Wait {
+        guard let reading = rereading[room], reading.read == read else { return .keep }
+        rereading[room] = nil
+        for timer in stored where timer.room == room && !reading.touched.contains(timer.name) { book.insert(timer) }
         return rearm()
     }
 

@@ -22,7 +22,7 @@ struct WholeRoom: RoomSight, RecordingLines {
     func dismiss(_ session: Session, from room: Room) {}
 
     func missedPatches(
-        after version: Int, released: ReleasedPatches, views: RoomViews, state: (Int) throws -> JSON
+        after version: Int, released: ReleasedPatches, current: Int, views: RoomViews, state: (Int) throws -> JSON
     ) -> [OutboundFrame]? {
         released.patches(after: version)?.map(\.frame)
     }

@@ -78,6 +78,59 @@ import Testing
         }
     }
 
+    /// A view's client resuming while a change to its view waits for the disk: the view's stream opens after that
+    /// change was applied, so it carries none of it, and the client gets a snapshot (once the change is stored)
+    /// instead of a resume that would skip it.
+    @Test(.enabled(if: FreezableFilesystem.isAvailable, "freezing a loop-mounted ext4 needs root"))
+    func aViewsClientResumingWhileAChangeToItWaitsForTheDiskMissesNothing() async throws {
+        let disk = try FreezableFilesystem()
+        defer { disk.remove() }
+        let server = try await ServerProcess.start(arguments: ["--data", disk.path + "/data", "--rate-limit", "0"])
+        defer { server.terminate() }
+        func write(_ value: Int) -> ClientMessage {
+            .action(id: "w\(value)", action: ["type": "patch", "ops": [["op": "add", "path": "/a/n", "value": .int(value)]]])
+        }
+        let writer = try await TestClient.connect(port: server.port, room: "view", using: sharedTransport)
+        _ = try await writer.next { $0.isSnapshot }
+        writer.send(.action(id: "w0", action: ["type": "patch", "ops": [["op": "add", "path": "/a", "value": [:]]]]))
+        #expect(try await writer.next { $0.isAck } == .ack(id: "w0", version: 1))
+
+        // Its view's stream closes with it.
+        let reader = try await TestClient.connect(
+            port: server.port, room: "view", query: "path=/a", using: sharedTransport)
+        _ = try await reader.next { $0.isSnapshot }
+        reader.close()
+
+        disk.freeze()
+        writer.send(write(2))
+        let again = try await TestClient.connect(
+            port: server.port, room: "view", query: "path=/a&since=1", using: sharedTransport)
+        try await Task.sleep(for: .milliseconds(300))
+        disk.thaw()
+        #expect(try await writer.next { $0.isAck } == .ack(id: "w2", version: 2))
+        writer.send(write(3))
+        #expect(try await writer.next { $0.isAck } == .ack(id: "w3", version: 3))
+
+        // Whether resumed or sent a snapshot, the reader ends with what the view shows at version 3.
+        var mirror: JSON = [:]
+        var version = 1
+        while version < 3 {
+            switch try await again.next() {
+            case .snapshot(_, _, let at, let state, _, _):
+                (mirror, version) = (state, at)
+            case .resume(_, _, let at):
+                version = at
+            case .patch(let at, let ops, _, _, _):
+                #expect(at == version + 1, "the reader at \(version) got the patch of version \(at)")
+                _ = try ops.apply(to: &mirror)
+                version = at
+            default:
+                continue
+            }
+        }
+        #expect(mirror == ["n": 3])
+    }
+
     /// Waits off the task pool for a killed server to be gone.
     private static func exits(_ server: ServerProcess, within limit: Duration) async -> Bool {
         let deadline = ContinuousClock.now + limit

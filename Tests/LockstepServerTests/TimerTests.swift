@@ -209,6 +209,27 @@ import Testing
         }
     }
 
+    /// A cancel and a new timer of the same name, stored in one write: the log keeps the new one.
+    @Test func aTimerCancelledAndScheduledAgainInOneWriteIsKept() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for round in 1...2 {
+            try await withTimedServer(directory: directory) { server, _ in
+                if round == 1 {
+                    let client = try await TestClient.connect(server, using: sharedTransport)
+                    _ = try await client.nextJSON(type: "snapshot")
+                    let schedule = #"{"type":"action","action":{"type":"increment"},"after":86400000,"timer":"t"}"#
+                    client.sendRaw(schedule)
+                    client.sendRaw(#"{"type":"cancel","id":"c","timer":"t"}"#)
+                    client.sendRaw(schedule)
+                    for _ in 1...3 { _ = try await client.nextJSON(type: "scheduled") }
+                }
+                let timers = try await HTTPGet(port: server.port, path: "/rooms/test/timers")
+                #expect(timers.json?["timers"]?.arrayValue?.map { $0["timer"] } == ["t"], "round \(round)")
+            }
+        }
+    }
+
     @Test func aTimerFiresOnceAcrossKill9AndRestart() async throws {
         let directory = NSTemporaryDirectory() + "timers-kill-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }

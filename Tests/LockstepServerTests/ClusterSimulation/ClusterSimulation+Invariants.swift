@@ -8,7 +8,9 @@ extension ClusterSimulation {
     /// client's mirror is the log's state at its version, with the log's undo and redo counts.
     func checkInvariants() {
         for server in servers where server.alive {
-            for room in server.sortedRooms where room.machine.write?.batchBase == nil {
+            // Outside a batch applied and not committed; on a log of its own, with every change released.
+            for room in server.sortedRooms
+            where localLog ? room.released.version == room.store.version : room.machine.write?.batchBase == nil {
                 let version = room.store.version
                 let state = try? room.store.stateJSON()
                 let history = room.store.history
@@ -69,7 +71,7 @@ extension ClusterSimulation {
         checkPresenceSettled()
         for server in servers {
             for room in server.sortedRooms {
-                if !room.machine.isIdle || room.transaction != nil {
+                if !room.machine.isIdle || room.transaction != nil || room.hasUnwritten || server.localWrite != nil {
                     violate("server \(server.index)'s \(room.name) is still busy: \(room.machine)")
                 }
                 if !room.connections.isEmpty, room.store.version != log.version(of: room.name) {

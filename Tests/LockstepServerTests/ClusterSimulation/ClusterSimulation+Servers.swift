@@ -19,9 +19,7 @@ extension ClusterSimulation {
         switch frame {
         case .request(let request):
             let session = clients[connection.client].session
-            if room.queue.receive(.request(request, connection: id, session: session)) == .startPump {
-                schedulePump(room, on: server)
-            }
+            submit(.request(request, connection: id, session: session), to: room, on: server)
         case .read(let readID):
             reply(.readReply(id: readID, version: room.store.version), to: id, in: room, on: server)
         case .presence(let state):
@@ -30,8 +28,23 @@ extension ClusterSimulation {
         }
     }
 
-    /// `SharedLogPipeline.reply`.
+    /// `CommitPipeline.submit`: into the room's next locked write on a shared log, at once on a log of the server's
+    /// own.
+    func submit(_ input: SimulatedRoom.Input, to room: SimulatedRoom, on server: SimulatedServer) {
+        guard localLog else {
+            if room.queue.receive(input) == .startPump { schedulePump(room, on: server) }
+            return
+        }
+        applyInput(input, in: room, on: server)
+        scheduleLocalWrite(on: server)
+    }
+
+    /// `SharedLogPipeline.reply`, or `LocalLogPipeline.reply`: at once unless something waits for the log.
     func reply(_ frame: ServerFrame, to connection: Int, in room: SimulatedRoom, on server: SimulatedServer) {
+        if localLog {
+            guard room.hasUnwritten || server.localWrite != nil else { return send(frame, to: connection) }
+            return room.held.append(.answer(connection: connection, frame))
+        }
         switch room.queue.route((connection, frame), writesIdle: room.held.isEmpty) {
         case .holdWithWrite: room.held.append(.answer(connection: connection, frame))
         case .send: send(frame, to: connection)
@@ -51,6 +64,14 @@ extension ClusterSimulation {
         room.released.release(patch)
         room.views.release(patch.views, version: patch.version)
         for id in room.connections {
+            // A client whose snapshot is of a later version gets none of the patches up to it, then that snapshot.
+            if let held = room.heldSnapshots[id], patch.version <= held.version {
+                if patch.version == held.version {
+                    room.heldSnapshots[id] = nil
+                    if let frame = held.frame { send(frame, to: id) }
+                }
+                continue
+            }
             var bytes = patch.frame.payload
             if let connection = connections[id], let view = clients[connection.client].view {
                 guard let frame = patch.views[room.views.key(of: view)]?.frame(for: view.reader) else { continue }
@@ -68,6 +89,7 @@ extension ClusterSimulation {
     func leave(_ id: Int, from room: SimulatedRoom) {
         guard room.connections.contains(id) else { return }
         room.connections.removeAll { $0 == id }
+        room.heldSnapshots[id] = nil
         room.presenceStates[id] = nil
         if let connection = connections[id], let view = clients[connection.client].view {
             _ = room.views.dismiss(view)
@@ -134,7 +156,7 @@ extension ClusterSimulation {
         if let view = client.view { room.views.open(view, version: version) { state } }
         if let since,
             let missed = client.sight.missedPatches(
-                after: since, released: room.released, views: room.views,
+                after: since, released: room.released, current: version, views: room.views,
                 state: { past in try room.timeline.state(at: past, from: state, current: version, older: []) })
         {
             send(.resume(version: since, seq: seq), to: id)
@@ -142,9 +164,13 @@ extension ClusterSimulation {
         } else {
             let history = room.store.history
             let seen = client.sight.value(in: state, parts: room.views.parts)
-            send(
-                .snapshot(version: version, state: seen, undo: history.undoCount, redo: history.redoCount, seq: seq),
-                to: id)
+            let snapshot = ServerFrame.snapshot(
+                version: version, state: seen, undo: history.undoCount, redo: history.redoCount, seq: seq)
+            // `Session.synchronise`: a snapshot of changes still being stored goes out once they are, and the
+            // client follows the room from then on (`Room.follow`).
+            let holds = room.released.holdsSnapshot(of: version)
+            if version > room.released.version { room.heldSnapshots[id] = (version, holds ? snapshot : nil) }
+            if !holds { send(snapshot, to: id) }
         }
         if let view = client.view { room.views.admit(view, version: version) }
     }
@@ -170,6 +196,13 @@ extension ClusterSimulation {
             return nil
         }
         server.rooms[name] = room
+        guard !localLog else {
+            // `SyncServer.install`: every mark the log holds comes with the room (no write's lock reads them later).
+            for session in log.rooms[name]!.marks.keys.sorted() {
+                if let mark = log.mark(of: session, in: name, at: step) { room.marks.adopt(mark) }
+            }
+            return room
+        }
         // `installed`: what was committed while it was read is fetched next, and the clients on other servers read.
         room.machine.mayHaveMissed()
         wake(room, on: server)
@@ -261,11 +294,7 @@ extension ClusterSimulation {
         room.store.setHistoryCheckpoint()
         for item in room.queue.applyBatch(from: room.store.version) {
             switch item {
-            case .input(.request(let request, let connection, _)): apply(request, from: connection, in: room)
-            case .input(.timer(let timer)): fire(timer, in: room, on: server)
-            case .input(.timerGone(let name)):
-                room.batchTimerOps.append((name, nil))
-                room.loggedTimers[name] = nil
+            case .input(let input): applyInput(input, in: room, on: server)
             case .reply(let connection, let frame): room.held.append(.answer(connection: connection, frame))
             }
         }
@@ -276,6 +305,17 @@ extension ClusterSimulation {
         transaction.requests = room.batchRequests
         transaction.timerOps = room.batchTimerOps
         transaction.cancels = room.batchCancels
+    }
+
+    /// `SyncServer.apply`: a request, a timer come due, or (under a mutant) a fired timer's row removed on its own.
+    func applyInput(_ input: SimulatedRoom.Input, in room: SimulatedRoom, on server: SimulatedServer) {
+        switch input {
+        case .request(let request, let connection, _): apply(request, from: connection, in: room)
+        case .timer(let timer): fire(timer, in: room, on: server)
+        case .timerGone(let name):
+            room.batchTimerOps.append((name, nil))
+            room.loggedTimers[name] = nil
+        }
     }
 
     /// `SyncServer.apply` for the requests the simulation sends, deciding as the server does (``RoomTurn``): a
@@ -607,6 +647,13 @@ extension ClusterSimulation {
     func kill(_ server: SimulatedServer) {
         note("server \(server.index) is killed")
         server.alive = false
+        // A write to its own log in flight lands, or does not; no one hears of it.
+        if let write = server.localWrite, chance(500) {
+            note("server \(server.index)'s write in flight lands")
+            for batch in write { store(batch) }
+        }
+        server.localWrite = nil
+        server.writeScheduled = false
         server.rooms = [:]
         server.timers = TimerSchedule()
         server.publications = [:]
@@ -629,7 +676,8 @@ extension ClusterSimulation {
 
     /// The renewal loop: the rooms with clients compare their versions with the log's.
     func renew(_ server: SimulatedServer) {
-        guard server.alive, !log.isDown(at: step) else { return }
+        // A server with a log of its own has no one to follow, and its book alone holds its timers.
+        guard server.alive, !localLog, !log.isDown(at: step) else { return }
         note("server \(server.index) renews")
         loadTimers(on: server)
         for room in server.sortedRooms where !room.connections.isEmpty {
@@ -641,8 +689,11 @@ extension ClusterSimulation {
     /// A room no client uses, with nothing running, leaves a server's memory.
     func evictSomething() {
         let idle = servers.filter(\.alive).flatMap { server in
-            server.sortedRooms.filter { $0.connections.isEmpty && $0.machine.isIdle && $0.transaction == nil }
-                .map { (server, $0) }
+            server.sortedRooms.filter { room in
+                room.connections.isEmpty && room.machine.isIdle && room.transaction == nil && !room.hasUnwritten
+                    && server.localWrite?.contains { $0.room === room } != true
+            }
+            .map { (server, $0) }
         }
         guard let (server, room) = idle.randomElement(using: &random) else { return }
         note("server \(server.index) evicts \(room.name)")

@@ -84,6 +84,9 @@ struct SimulatedLog {
         var problems: [String] = []
         var room = rooms[name]!
         let timersBefore = room.timers
+        // On a log of a server's own, a timer may be scheduled and fire within one write.
+        let scheduledHere = Set(timerOps.compactMap { $0.timer.flatMap(Self.requestID) })
+        var firedHere: Set<String> = []
         for (row, writerState) in zip(rows, states) {
             guard row.version == room.rows.count + 1 else {
                 problems.append("a write committed version \(row.version) on top of \(room.rows.count)")
@@ -105,7 +108,9 @@ struct SimulatedLog {
                 problems.append("the patch of version \(row.version) does not make the state its writer had")
             }
             if cause.kind == .timer {
-                problems += Self.fired(cause, at: row.version, rowsBefore: timersBefore, in: &room)
+                problems += Self.fired(
+                    cause, at: row.version, rowsBefore: timersBefore, scheduledHere: scheduledHere, in: &room)
+                if let id = cause.id { firedHere.insert(id) }
             }
             if let id = cause.id {
                 if let earlier = room.versionOf[id] {
@@ -127,7 +132,7 @@ struct SimulatedLog {
             }
         }
         room.committedRequests.formUnion(requests)
-        problems += Self.store(timerOps, cancels: cancels, in: &room)
+        problems += Self.store(timerOps, cancels: cancels, firedHere: firedHere, in: &room)
         rooms[name] = room
         return problems
     }
@@ -135,15 +140,18 @@ struct SimulatedLog {
     /// The request id a timer row was scheduled by.
     static func requestID(of timer: StoredTimer) -> String? { TimerRecord(timer.request)?.id }
 
-    /// A timer's change: its timer was pending, and its row there when the write took the lock.
-    private static func fired(_ cause: Cause, at version: Int, rowsBefore: [String: StoredTimer], in room: inout Room)
-        -> [String]
-    {
+    /// A timer's change: its timer was pending, and its row there when the write took the lock (or stored by the
+    /// same write, `scheduledHere`).
+    private static func fired(
+        _ cause: Cause, at version: Int, rowsBefore: [String: StoredTimer], scheduledHere: Set<String>,
+        in room: inout Room
+    ) -> [String] {
         guard let name = cause.timer, let id = cause.id else {
             return ["version \(version) is a timer's change without its name or id"]
         }
         var problems: [String] = []
         switch room.timerFates[id] {
+        case nil where scheduledHere.contains(id): break
         case nil: problems.append("timer \(name) (\(id)) fired at version \(version), and was never scheduled")
         case .fired(let earlier)?:
             problems.append("timer \(name) (\(id)) fired twice: versions \(earlier) and \(version)")
@@ -151,7 +159,7 @@ struct SimulatedLog {
             problems.append("timer \(name) (\(id)) fired at version \(version), after it was cancelled or replaced")
         case .pending?: break
         }
-        if rowsBefore[name].flatMap(requestID) != id {
+        if rowsBefore[name].flatMap(requestID) != id, !scheduledHere.contains(id) {
             problems.append("timer \(name) (\(id)) fired at version \(version) without its row in the log")
         }
         room.timerFates[id] = .fired(version: version)
@@ -160,7 +168,9 @@ struct SimulatedLog {
 
     /// The write's timer rows; a cancel (made before op `at`) leaves no row of its name there, and afterwards no
     /// row may stand for a timer that fired.
-    private static func store(_ ops: [TimerOp], cancels: [(name: String, at: Int)], in room: inout Room) -> [String] {
+    private static func store(
+        _ ops: [TimerOp], cancels: [(name: String, at: Int)], firedHere: Set<String>, in room: inout Room
+    ) -> [String] {
         var problems: [String] = []
         func checkCancels(at index: Int) {
             for cancel in cancels where cancel.at == index {
@@ -181,6 +191,8 @@ struct SimulatedLog {
                 problems.append("timer \(op.name) is stored without a request id")
                 continue
             }
+            // Scheduled and fired in this write: its fate is already told.
+            if firedHere.contains(id) { continue }
             if room.timerFates[id] != nil { problems.append("timer \(op.name) (\(id)) was scheduled twice") }
             room.timerFates[id] = .pending
         }

@@ -72,6 +72,9 @@ final class SimulatedRoom {
     static let resumeWindow = 6
     /// Connections answered (snapshot or resume), in join order.
     var connections: [Int] = []
+    /// Snapshots of versions not released yet, by connection: each goes out with the release of its version (nil
+    /// when sent at once, under a mutant), and its connection gets no patch up to it (`Session.synchronise`).
+    var heldSnapshots: [Int: (version: Int, frame: ServerFrame?)] = [:]
     /// The transaction of the write the server waits for.
     var transaction: Int?
     /// The room's clients on other servers as published and read (the real exchange), and the presence state each
@@ -81,6 +84,27 @@ final class SimulatedRoom {
     /// The step of the last notice of another server's peers, and of the last read of them at the database.
     var peersNoticedAt = -1
     var peersReadAt = -1
+
+    /// Something of the room waits for a write of the server's own log: changes, marks, timer rows or answers.
+    var hasUnwritten: Bool {
+        !held.isEmpty || !batchRows.isEmpty || !batchMarks.isEmpty || !batchTimerOps.isEmpty
+    }
+
+    /// Hands what waits over to a write of the server's own log.
+    func takeBatch() -> LocalBatch {
+        defer {
+            held = []
+            batchRows = []
+            batchStates = []
+            batchMarks = []
+            batchRequests = []
+            batchTimerOps = []
+            batchCancels = []
+        }
+        return LocalBatch(
+            room: self, rows: batchRows, states: batchStates, marks: batchMarks, requests: batchRequests,
+            timerOps: batchTimerOps, cancels: batchCancels, held: held)
+    }
 
     /// The decisions of the room's writes and catch-ups.
     var machine: SharedLogMachine {

@@ -16,6 +16,11 @@ enum SimulatedTask: CustomStringConvertible {
     case read(Int)
     case readDone(Int)
     case retryDue(server: Int, incarnation: Int, room: Int, name: String)
+    /// A server with a log of its own starts its next group commit, and the write returns.
+    case localWrite(server: Int, incarnation: Int)
+    case localWritten(server: Int, incarnation: Int)
+    /// After a failed write, a room's timers are read from the log again.
+    case timersReread(server: Int, incarnation: Int, room: String, read: Int)
     /// A server reads a room that timers came due in, then hands them to it.
     case timerRoomRead(server: Int, incarnation: Int, room: String)
     /// The committing server's NOTIFY, and its arrival at one listener.
@@ -43,6 +48,9 @@ enum SimulatedTask: CustomStringConvertible {
         case .read(let id): "catch-up \(id) reads"
         case .readDone(let id): "catch-up \(id) returns"
         case .retryDue(let server, _, let room, let name): "catch-up retry of \(name)#\(room) on server \(server)"
+        case .localWrite(let server, _): "server \(server) starts writing its log"
+        case .localWritten(let server, _): "server \(server)'s write returns"
+        case .timersReread(let server, _, let room, _): "server \(server) reads the timers of \(room) again"
         case .timerRoomRead(let server, _, let room): "server \(server) reads \(room) for its timers"
         case .notify(let server, _, let room, let version): "server \(server) notifies \(room)@\(version)"
         case .notice(let server, _, let room, let version): "server \(server) hears \(room)@\(version)"
