@@ -76,6 +76,12 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// `ReleasedPatches.holdsSnapshot`: a snapshot shows a version still being written to a server's own log at
     /// once, so a crash before the write lands leaves its client with a state the log never had.
     case snapshotBeforeStored
+    /// `RoomViews.carries`: a view's client resumes through the room's window while a change its stream opened too
+    /// late for waits for the log, and never gets that change.
+    case resumeAcrossUnreleased
+    /// `TimerSchedule.forget`: a failed write's timers stay in the book, so one never stored fires, and one fired or
+    /// cancelled in it is lost.
+    case failedWriteKeepsTimers
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

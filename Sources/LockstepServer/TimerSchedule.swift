@@ -69,6 +69,9 @@ struct TimerSchedule {
     /// The room's changes to its timers may not be stored (a write of the room failed): its timers leave the book
     /// until storage's are read again. Returns the number of that read, for ``reread(_:read:stored:)``.
     mutating func forget(room: String) -> (read: Int, wait: Wait) {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.failedWriteKeepsTimers) { return (rereads, .keep) }
+        #endif
         for timer in book.pending(in: room) {
             let key = TimerKey(room: room, name: timer.name)
             book.remove(key)

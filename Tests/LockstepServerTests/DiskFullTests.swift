@@ -85,4 +85,30 @@ import Testing
             #expect(room["state"]?.objectValue?.count == stored + 5)
         }
     }
+
+    /// A timer scheduled in a write the disk refuses was never stored: the server does not keep it (it would list it
+    /// and fire it later, though its sender was told nothing was stored).
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "mounting a small filesystem needs root"))
+    func aTimerScheduledInAWriteTheDiskRefusesIsNotKept() async throws {
+        let disk = try SmallFilesystem(bytes: 1 << 20)
+        defer { disk.remove() }
+        try await withStoredServer(in: disk.path, app: .json, configure: { $0.maxFrameBytes = 4 << 20 }) { server in
+            let client = try await TestClient.connect(server, room: "timer", using: sharedTransport)
+            _ = try await client.nextJSON(type: "snapshot")
+            let first = try await SessionTests.answer(
+                to: #"{"type":"action","id":"a","action":{"type":"patch","ops":[{"op":"add","path":"/a","value":1}]}}"#,
+                on: client)
+            #expect(first["type"] == "ack")
+            // 2 MB for a 1 MB disk, and a timer, in one write.
+            client.sendRaw(Self.request(seq: 1, bytes: 2 << 20).replacingOccurrences(of: #""seq":1,"#, with: ""))
+            client.sendRaw(
+                #"{"type":"action","id":"t","action":{"type":"patch","ops":[{"op":"add","path":"/fired","value":1}]},"#
+                    + #""after":60000,"timer":"late"}"#)
+            let notice = try await client.nextJSON(type: "error")
+            #expect(notice["code"] == "unavailable")
+            #expect(await client.closeCode() == 1011)
+            let timers = try await HTTPGet(port: server.port, path: "/rooms/timer/timers")
+            #expect(timers.json?["timers"] == [], "a timer never stored is pending: \(timers.text)")
+        }
+    }
 }
