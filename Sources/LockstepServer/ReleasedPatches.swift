@@ -1,4 +1,7 @@
 import DequeModule
+#if LOCKSTEP_MUTANTS
+import LockstepCore
+#endif
 
 /// The patches a room has released (sent to its clients), as many as its resume window holds: what a client resuming
 /// with `since=` missed, and the room's `history`. No I/O: ``Room`` keeps one, and so do the cluster simulation's

@@ -88,7 +88,8 @@ import Testing
         let server = try await ServerProcess.start(arguments: ["--data", disk.path + "/data", "--rate-limit", "0"])
         defer { server.terminate() }
         func write(_ value: Int) -> ClientMessage {
-            .action(id: "w\(value)", action: ["type": "patch", "ops": [["op": "add", "path": "/a/n", "value": .int(value)]]])
+            let op: JSON = ["op": "add", "path": "/a/n", "value": .int(value)]
+            return .action(id: "w\(value)", action: ["type": "patch", "ops": [op]])
         }
         let writer = try await TestClient.connect(port: server.port, room: "view", using: sharedTransport)
         _ = try await writer.next { $0.isSnapshot }

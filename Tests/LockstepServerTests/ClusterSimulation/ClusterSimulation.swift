@@ -115,7 +115,8 @@ final class ClusterSimulation {
         self.random = random
         self.steps = steps
         trace = tracing ? [] : nil
-        note("\(serverCount) servers\(localLog ? " with a log of its own" : ""), rooms \(names), \(clientCount) clients, app \(app.name), faults \(faults)")
+        let serving = "\(serverCount) servers\(localLog ? " with a log of its own" : "")"
+        note("\(serving), rooms \(names), \(clientCount) clients, app \(app.name), faults \(faults)")
         note("clients see \(clients.map(\.seeing))")
     }
 
