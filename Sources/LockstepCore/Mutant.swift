@@ -82,6 +82,9 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// `TimerSchedule.forget`: a failed write's timers stay in the book, so one never stored fires, and one fired or
     /// cancelled in it is lost.
     case failedWriteKeepsTimers
+    /// `DurabilityQueue.timersChanged`: a write's timer rows are kept as they came, so a cancel and a new timer of
+    /// the same name in one write leave no row (the log stores every row, then removes every gone one).
+    case timerRowsNotCoalesced
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

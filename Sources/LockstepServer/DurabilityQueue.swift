@@ -1,30 +1,15 @@
+#if LOCKSTEP_MUTANTS
 import LockstepCore
+#endif
 import LockstepStorage
-import Logging
-import LockstepTransport
 
 /// Patches and replies held back until the changes before them are in the log.
 ///
 /// Write-ahead with group commit: everything produced while one write is in flight goes into
 /// the next, so a burst of actions costs one transaction, not one per action. ``LocalLogPipeline`` keeps one for the
-/// whole server, ``SharedLogPipeline`` one per room, since each room commits on its own there. Loop-bound.
-final class DurabilityQueue {
-    /// Something that may leave the server only after the log has what precedes it.
-    enum Release {
-        case patch(Room, Room.LoggedPatch)
-        case reply(any Requester, RequestAnswer)
-        /// An idle room whose snapshot at `version` is written: it may leave memory.
-        case evict(Room, version: Int)
-
-        /// The room it belongs to: the requester's, for a reply.
-        var room: Room {
-            switch self {
-            case .patch(let room, _), .evict(let room, _): room
-            case .reply(let requester, _): requester.room
-            }
-        }
-    }
-
+/// whole server, ``SharedLogPipeline`` one per room, since each room commits on its own there, and the cluster
+/// simulation one per server with a log of its own. No I/O; loop-bound.
+final class DurabilityQueue<Release: HeldRelease> {
     var pending: [Release] = []
     var rows: [StoredChange] = []
     var snapshots: [PendingSnapshot] = []
@@ -53,6 +38,13 @@ final class DurabilityQueue {
     /// scheduled earlier in the write, and one scheduled drops its name's earlier removal (its row replaces the
     /// stored one).
     func timersChanged(scheduled: [StoredTimer], gone: [TimerKey]) {
+        #if LOCKSTEP_MUTANTS
+        if Mutant.isActive(.timerRowsNotCoalesced) {
+            timers += scheduled
+            timersGone += gone
+            return
+        }
+        #endif
         for timer in scheduled {
             let key = TimerKey(room: timer.room, name: timer.name)
             timersGone.removeAll { $0 == key }
@@ -64,22 +56,11 @@ final class DurabilityQueue {
         }
     }
 
-    /// A change applied to `room`: its row, its patch held back until the row is stored, and the snapshots due with
-    /// it (the room's initial state with its first change, its state every `--snapshot-interval` changes).
-    func append(
-        _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room,
-        configuration: ServerConfiguration, logger: Logger
-    ) {
-        rows.append(
-            StoredChange(room: room.name, version: patch.version, message: message, record: record.serialized()))
-        pending.append(.patch(room, patch))
-        snapshots += PendingSnapshot.initial(of: room.name, storing: patch.version, configuration: configuration)
-        room.changesSinceSnapshot += 1
-        if room.changesSinceSnapshot >= configuration.snapshotInterval,
-            let snapshot = PendingSnapshot(of: room, configuration: configuration, logger: logger)
-        {
-            snapshots.append(snapshot)
-        }
+    /// A change's row, with what it holds back until the row is stored and the snapshots due with it.
+    func append(_ row: StoredChange, holding release: Release, snapshots due: [PendingSnapshot]) {
+        rows.append(row)
+        pending.append(release)
+        snapshots += due
     }
 
     /// Hands everything waiting over to a write: it is in flight until `finished()`. Returns what the write stores.
@@ -109,10 +90,7 @@ final class DurabilityQueue {
         var rooms = Set(sessions.marks.map(\.room))
         rooms.formUnion(sessions.timers.map(\.room))
         rooms.formUnion(sessions.timersGone.map(\.room))
-        for item in written {
-            if case .reply = item { continue }
-            rooms.insert(item.room.name)
-        }
+        for item in written where !item.isReply { rooms.insert(item.roomName) }
         return rooms
     }
 
@@ -120,16 +98,13 @@ final class DurabilityQueue {
     /// has, so everything of theirs waiting for the next write goes too. Returns what of the write may still go out:
     /// the replies of other rooms, in order.
     func writeFailed(_ written: [Release], rooms: Set<String>) -> [Release] {
-        pending.removeAll { rooms.contains($0.room.name) }
+        pending.removeAll { rooms.contains($0.roomName) }
         rows.removeAll { rooms.contains($0.room) }
         snapshots.removeAll { rooms.contains($0.room) }
         marks.removeAll { rooms.contains($0.room) }
         timers.removeAll { rooms.contains($0.room) }
         timersGone.removeAll { rooms.contains($0.room) }
-        return written.filter { item in
-            guard case .reply = item else { return false }
-            return !rooms.contains(item.room.name)
-        }
+        return written.filter { $0.isReply && !rooms.contains($0.roomName) }
     }
 
     /// The write in flight ended: returns what it was holding back.

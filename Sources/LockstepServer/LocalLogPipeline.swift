@@ -12,7 +12,7 @@ import LockstepTransport
 /// goes into the next, so a burst of actions costs one transaction, not one per action.
 final class LocalLogPipeline: LoggingPipeline {
     let log: any RoomStorage
-    private let queue = DurabilityQueue()
+    private let queue = DurabilityQueue<RoomRelease>()
 
     init(log: any RoomStorage) {
         self.log = log
@@ -124,10 +124,10 @@ final class LocalLogPipeline: LoggingPipeline {
     /// A write failed: nothing of it is acknowledged. Its rooms go back to what the log has, their clients are told
     /// and disconnected, so they reconnect to the stored state, and their timers are read from the log again.
     private func fail(
-        _ items: [DurabilityQueue.Release], sessions: SessionWrites, because error: StorageError,
+        _ items: [RoomRelease], sessions: SessionWrites, because error: StorageError,
         server: isolated some RoomHost
     ) {
-        let affected = DurabilityQueue.rooms(of: items, sessions: sessions)
+        let affected = DurabilityQueue<RoomRelease>.rooms(of: items, sessions: sessions)
         server.logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.sorted())"])
         server.release(queue.writeFailed(items, rooms: affected))
         let notice = ServerMessage.error(

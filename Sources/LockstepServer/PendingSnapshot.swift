@@ -41,6 +41,21 @@ extension PendingSnapshot {
         }
     }
 
+    /// The snapshots due with `room`'s change of `version`: its initial state with its first change, its state every
+    /// `--snapshot-interval` changes (the room counts them).
+    static func due(
+        with version: Int, of room: Room, configuration: ServerConfiguration, logger: Logger
+    ) -> [PendingSnapshot] {
+        var due = initial(of: room.name, storing: version, configuration: configuration)
+        room.changesSinceSnapshot += 1
+        if room.changesSinceSnapshot >= configuration.snapshotInterval,
+            let snapshot = PendingSnapshot(of: room, configuration: configuration, logger: logger)
+        {
+            due.append(snapshot)
+        }
+        return due
+    }
+
     /// With a room's first change (`version` 1): the initial state as a snapshot of version 0. A room is then always
     /// read from a stored state, in the state version its changes were written in, never replayed onto a newer app's
     /// initial state: a `State` changed without a migration fails for a young room as for an old one, in testing,

@@ -17,7 +17,7 @@ protocol RoomHost: Actor {
     /// Applies a request, an effect's action or a due timer to `room`.
     func apply(_ input: RoomInput, in room: Room)
     /// Sends patches, replies and evictions that waited for a write, in order.
-    func release(_ items: [DurabilityQueue.Release])
+    func release(_ items: [RoomRelease])
     /// Sends `patch` to the room's clients now.
     func broadcast(_ patch: Room.LoggedPatch, in room: Room)
     /// Tells `session` why and closes it (1011), so its client resumes from what is stored.

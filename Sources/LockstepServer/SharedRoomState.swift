@@ -12,7 +12,7 @@ final class SharedRoomState {
     /// What waits for the room's next locked write, the batch in flight, and the decisions about both.
     var queue = SharedRoomQueue<RoomInput, Reply>()
     /// The changes, marks and replies of the write being prepared or in flight.
-    let writes = DurabilityQueue()
+    let writes = DurabilityQueue<RoomRelease>()
     /// What the write in flight stores: enough, with the history's checkpoint, to take the batch back.
     var batchRows: [StoredChange] = []
     var batchMarks: [StoredMark] = []

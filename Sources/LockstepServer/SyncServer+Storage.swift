@@ -8,7 +8,7 @@ import LockstepTransport
 /// What the pipelines ask of the server once storage answered: release what waited, drop what cannot be trusted.
 extension SyncServer {
     /// Sends patches, replies and evictions that waited for a write, in order.
-    func release(_ items: [DurabilityQueue.Release]) {
+    func release(_ items: [RoomRelease]) {
         for item in items {
             switch item {
             case .patch(let room, let patch): broadcast(patch, in: room)

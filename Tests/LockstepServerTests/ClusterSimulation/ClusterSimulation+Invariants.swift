@@ -71,7 +71,7 @@ extension ClusterSimulation {
         checkPresenceSettled()
         for server in servers {
             for room in server.sortedRooms {
-                if !room.machine.isIdle || room.transaction != nil || room.hasUnwritten || server.localWrite != nil {
+                if !room.machine.isIdle || room.transaction != nil || waitsForLog(room, on: server) {
                     violate("server \(server.index)'s \(room.name) is still busy: \(room.machine)")
                 }
                 if !room.connections.isEmpty, room.store.version != log.version(of: room.name) {

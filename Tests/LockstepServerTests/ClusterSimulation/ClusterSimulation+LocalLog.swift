@@ -1,40 +1,151 @@
+import LockstepStorage
 @testable import LockstepServer
 
-/// A server with a log of its own (SQLite), as ``LocalLogPipeline`` runs it: a request is applied at once; its patch
-/// and answer wait for the group commit that stores its change (one write at a time, for every room, with all that
-/// arrived meanwhile); a write the disk refuses drops the rooms it stored something of and sends their clients away,
-/// and a killed server loses what waited, while the write in flight when it died lands or not.
+/// A server with a log of its own (SQLite), as ``LocalLogPipeline`` runs it around the real ``DurabilityQueue``: a
+/// request is applied at once; its patch and answer wait for the group commit that stores its change (one write at a
+/// time, for every room, with all that arrived meanwhile); a write the disk refuses drops the rooms it stored
+/// something of, sends their clients away and reads their timers again, and a killed server loses what waited, while
+/// the write in flight when it died lands or not.
 extension ClusterSimulation {
+    /// `LocalLogPipeline.commit`, `markMoved` and `timersChanged` for what a request just made: into the queue.
+    func enqueue(_ room: SimulatedRoom, on server: SimulatedServer) {
+        var rows = room.batchRows[...]
+        for item in room.held {
+            let release = SimulatedRelease(room: room, held: item)
+            if case .patch = item, let row = rows.popFirst() {
+                server.queue.append(row, holding: release, snapshots: [])
+            } else {
+                server.queue.pending.append(release)
+            }
+        }
+        server.queue.marks += room.batchMarks
+        for (name, timer) in room.batchTimerOps {
+            if let timer {
+                server.queue.timersChanged(scheduled: [timer], gone: [])
+            } else {
+                server.queue.timersChanged(scheduled: [], gone: [TimerKey(room: room.name, name: name)])
+            }
+        }
+        let offset = room.unwritten.timerOps.count
+        room.unwritten.states += room.batchStates
+        room.unwritten.requests += room.batchRequests
+        room.unwritten.timerOps += room.batchTimerOps
+        room.unwritten.cancels += room.batchCancels.map { ($0.name, $0.at + offset) }
+        room.held = []
+        room.batchRows = []
+        room.batchStates = []
+        room.batchMarks = []
+        room.batchRequests = []
+        room.batchTimerOps = []
+        room.batchCancels = []
+        scheduleLocalWrite(on: server)
+    }
+
+    /// `LocalLogPipeline.reply`: at once when nothing waits for the log.
+    func replyLocally(_ frame: ServerFrame, to connection: Int, in room: SimulatedRoom, on server: SimulatedServer) {
+        guard server.queue.isIdle else {
+            return server.queue.pending.append(SimulatedRelease(room: room, held: .answer(connection: connection, frame)))
+        }
+        send(frame, to: connection)
+    }
+
     /// `LocalLogPipeline.scheduleWrite`: a write starts after the current step unless one is due or in flight.
-    func scheduleLocalWrite(on server: SimulatedServer) {
-        guard !server.writeScheduled, server.localWrite == nil, server.sortedRooms.contains(where: \.hasUnwritten)
-        else { return }
-        server.writeScheduled = true
+    private func scheduleLocalWrite(on server: SimulatedServer) {
+        guard !server.queue.writeScheduled, server.queue.inFlight == nil else { return }
+        server.queue.writeScheduled = true
         tasks.append(.localWrite(server: server.index, incarnation: server.incarnation))
     }
 
-    /// `LocalLogPipeline.write`: everything waiting, of every room, goes into one write.
+    /// `LocalLogPipeline.write`: everything waiting, of every room, goes into one write; with nothing to write, what
+    /// waited only for the write that ended goes out.
     func startLocalWrite(on server: SimulatedServer) {
-        server.writeScheduled = false
-        guard server.localWrite == nil else { return }
-        let batches = server.sortedRooms.filter(\.hasUnwritten).map { $0.takeBatch() }
-        guard !batches.isEmpty else { return }
-        server.localWrite = batches
+        server.queue.writeScheduled = false
+        guard server.queue.inFlight == nil else { return }
+        guard server.queue.hasWrites else {
+            let pending = server.queue.pending
+            server.queue.pending.removeAll()
+            return release(pending)
+        }
+        var checks: [String: LocalWrite.Checks] = [:]
+        for room in server.sortedRooms where !room.unwritten.isEmpty {
+            checks[room.name] = room.unwritten
+            room.unwritten = LocalWrite.Checks()
+        }
+        let (rows, _, sessions) = server.queue.takeWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000))
+        server.localWrite = LocalWrite(rows: rows, sessions: sessions, checks: checks)
         tasks.append(.localWritten(server: server.index, incarnation: server.incarnation))
     }
 
-    /// The write returns: stored, its patches and answers go out in order; refused, `LocalLogPipeline.fail`. Then
-    /// the next write, if anything arrived meanwhile.
+    /// The write returns: stored, what it held back goes out in order; refused, `LocalLogPipeline.fail`. Then the
+    /// next write, as the pipeline's loop goes on.
     func localWriteReturned(on server: SimulatedServer) {
-        guard let batches = server.localWrite else { return }
+        guard let write = server.localWrite else { return }
         server.localWrite = nil
+        let written = server.queue.finished()
         if faultsOn, chance(faults.failedCommit) {
-            localWriteFailed(batches, on: server)
+            localWriteFailed(written, write, on: server)
         } else {
-            for batch in batches { store(batch) }
-            for batch in batches { release(batch, on: server) }
+            store(write)
+            for mark in write.sessions.marks { server.rooms[mark.room]?.marks.stored(mark) }
+            release(written)
         }
-        scheduleLocalWrite(on: server)
+        startLocalWrite(on: server)
+    }
+
+    /// The log takes a write, room by room, its timer rows as the log stores them: every scheduled row, then every
+    /// removal. A cancel must leave no row of its name unless the room scheduled that name again after it.
+    func store(_ write: LocalWrite) {
+        var names = Set(write.rows.map(\.room)).union(write.sessions.marks.map(\.room)).union(write.checks.keys)
+        names.formUnion(write.sessions.timers.map(\.room))
+        names.formUnion(write.sessions.timersGone.map(\.room))
+        for name in names.sorted() {
+            let checks = write.checks[name] ?? LocalWrite.Checks()
+            let timerOps =
+                write.sessions.timers.filter { $0.room == name }.map { ($0.name, Optional($0)) }
+                + write.sessions.timersGone.filter { $0.room == name }.map { ($0.name, StoredTimer?.none) }
+            let cancels = checks.cancels.filter { cancel in
+                !checks.timerOps[cancel.at...].contains { $0.name == cancel.name && $0.timer != nil }
+            }
+            let problems = log.append(
+                write.rows.filter { $0.room == name }, states: checks.states,
+                marks: write.sessions.marks.filter { $0.room == name }, requests: checks.requests, timerOps: timerOps,
+                cancels: cancels.map { ($0.name, timerOps.count) }, to: name,
+                scheduledHere: Set(checks.timerOps.compactMap { $0.timer.flatMap(SimulatedLog.requestID) }))
+            for problem in problems { violate(problem) }
+        }
+    }
+
+    /// `SyncServer.release` for what the queue let out, in order.
+    private func release(_ items: [SimulatedRelease]) {
+        for item in items {
+            switch item.held {
+            case .patch(let patch): broadcast(patch, in: item.room)
+            case .answer(let connection, let frame): send(frame, to: connection)
+            }
+        }
+        var rooms: [SimulatedRoom] = []
+        for item in items where !rooms.contains(where: { $0 === item.room }) { rooms.append(item.room) }
+        for room in rooms {
+            for server in servers where server.rooms[room.name] === room { removeFiredSeparately(room, on: server) }
+        }
+    }
+
+    /// `LocalLogPipeline.fail`: nothing of the write is acknowledged. The rooms it stored something of go back to
+    /// what the log has (dropped, and their clients told and sent away to resume from it), and so do their timers
+    /// (forgotten, then read again: `SyncServer.rereadTimers`); the other rooms' answers go out.
+    private func localWriteFailed(_ written: [SimulatedRelease], _ write: LocalWrite, on server: SimulatedServer) {
+        note("server \(server.index)'s write fails")
+        let affected = DurabilityQueue<SimulatedRelease>.rooms(of: written, sessions: write.sessions)
+        release(server.queue.writeFailed(written, rooms: affected))
+        for name in affected.sorted() {
+            let (read, _) = server.timers.forget(room: name)
+            tasks.append(.timersReread(server: server.index, incarnation: server.incarnation, room: name, read: read))
+            guard let room = written.first(where: { $0.roomName == name })?.room ?? server.rooms[name],
+                server.rooms[name] === room
+            else { continue }
+            server.rooms[name] = nil
+            for id in room.connections { sendAway(id, from: room) }
+        }
     }
 
     /// The read of a room's timers after a failed write returns.
@@ -43,43 +154,10 @@ extension ClusterSimulation {
         _ = server.timers.reread(room, read: read, stored: timers.keys.sorted().map { timers[$0]! })
     }
 
-    /// The log takes a room's part of a write.
-    func store(_ batch: LocalBatch) {
-        let problems = log.append(
-            batch.rows, states: batch.states, marks: batch.marks, requests: batch.requests, timerOps: batch.timerOps,
-            cancels: batch.cancels, to: batch.room.name)
-        for problem in problems { violate(problem) }
-    }
-
-    private func release(_ batch: LocalBatch, on server: SimulatedServer) {
-        let room = batch.room
-        for mark in batch.marks { room.marks.stored(mark) }
-        for item in batch.held {
-            switch item {
-            case .patch(let patch): broadcast(patch, in: room)
-            case .answer(let connection, let frame): send(frame, to: connection)
-            }
-        }
-        removeFiredSeparately(room, on: server)
-    }
-
-    /// Nothing of the write is acknowledged: the rooms it stored something of go back to what the log has (they are
-    /// dropped, and their clients told and sent away to resume from it), and so do their timers (forgotten, then
-    /// read again: `SyncServer.rereadTimers`); the other rooms' answers go out.
-    private func localWriteFailed(_ batches: [LocalBatch], on server: SimulatedServer) {
-        note("server \(server.index)'s write fails")
-        for batch in batches {
-            let room = batch.room
-            guard batch.touchesRoom else {
-                for case .answer(let connection, let frame) in batch.held { send(frame, to: connection) }
-                continue
-            }
-            let (read, _) = server.timers.forget(room: room.name)
-            tasks.append(
-                .timersReread(server: server.index, incarnation: server.incarnation, room: room.name, read: read))
-            guard server.rooms[room.name] === room else { continue }
-            server.rooms[room.name] = nil
-            for id in room.connections { sendAway(id, from: room) }
-        }
+    /// Something of `room` waits for the server's own log, or is being written.
+    func waitsForLog(_ room: SimulatedRoom, on server: SimulatedServer) -> Bool {
+        room.unwritten.holdsChanges || server.queue.pending.contains { $0.room === room }
+            || server.queue.inFlight?.contains { $0.room === room } == true
+            || server.queue.marks.contains { $0.room == room.name } || server.localWrite?.checks[room.name] != nil
     }
 }

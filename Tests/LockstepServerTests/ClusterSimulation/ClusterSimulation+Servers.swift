@@ -36,15 +36,12 @@ extension ClusterSimulation {
             return
         }
         applyInput(input, in: room, on: server)
-        scheduleLocalWrite(on: server)
+        enqueue(room, on: server)
     }
 
     /// `SharedLogPipeline.reply`, or `LocalLogPipeline.reply`: at once unless something waits for the log.
     func reply(_ frame: ServerFrame, to connection: Int, in room: SimulatedRoom, on server: SimulatedServer) {
-        if localLog {
-            guard room.hasUnwritten || server.localWrite != nil else { return send(frame, to: connection) }
-            return room.held.append(.answer(connection: connection, frame))
-        }
+        if localLog { return replyLocally(frame, to: connection, in: room, on: server) }
         switch room.queue.route((connection, frame), writesIdle: room.held.isEmpty) {
         case .holdWithWrite: room.held.append(.answer(connection: connection, frame))
         case .send: send(frame, to: connection)
@@ -650,10 +647,10 @@ extension ClusterSimulation {
         // A write to its own log in flight lands, or does not; no one hears of it.
         if let write = server.localWrite, chance(500) {
             note("server \(server.index)'s write in flight lands")
-            for batch in write { store(batch) }
+            store(write)
         }
         server.localWrite = nil
-        server.writeScheduled = false
+        server.queue = DurabilityQueue()
         server.rooms = [:]
         server.timers = TimerSchedule()
         server.publications = [:]
@@ -690,8 +687,8 @@ extension ClusterSimulation {
     func evictSomething() {
         let idle = servers.filter(\.alive).flatMap { server in
             server.sortedRooms.filter { room in
-                room.connections.isEmpty && room.machine.isIdle && room.transaction == nil && !room.hasUnwritten
-                    && server.localWrite?.contains { $0.room === room } != true
+                room.connections.isEmpty && room.machine.isIdle && room.transaction == nil
+                    && !waitsForLog(room, on: server)
             }
             .map { (server, $0) }
         }

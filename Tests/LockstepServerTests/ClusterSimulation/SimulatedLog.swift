@@ -79,13 +79,15 @@ struct SimulatedLog {
     mutating func append(
         _ rows: [StoredChange], states: [JSON], marks: [StoredMark] = [], requests: [String] = [],
         timerOps: [TimerOp] = [],
-        cancels: [(name: String, at: Int)] = [], to name: String
+        cancels: [(name: String, at: Int)] = [], to name: String, scheduledHere: Set<String>? = nil
     ) -> [String] {
+        let scheduledRows = Set(timerOps.compactMap { $0.timer.flatMap(Self.requestID) })
         var problems: [String] = []
         var room = rooms[name]!
         let timersBefore = room.timers
-        // On a log of a server's own, a timer may be scheduled and fire within one write.
-        let scheduledHere = Set(timerOps.compactMap { $0.timer.flatMap(Self.requestID) })
+        // On a log of a server's own, a timer may be scheduled and fire within one write (where the rows stored do
+        // not show it, the writer says so).
+        let scheduledHere = scheduledHere ?? scheduledRows
         var firedHere: Set<String> = []
         for (row, writerState) in zip(rows, states) {
             guard row.version == room.rows.count + 1 else {
@@ -133,6 +135,10 @@ struct SimulatedLog {
         }
         room.committedRequests.formUnion(requests)
         problems += Self.store(timerOps, cancels: cancels, firedHere: firedHere, in: &room)
+        // Scheduled in this write and gone in it too (cancelled or replaced): no row was stored.
+        for id in scheduledHere.subtracting(scheduledRows) where room.timerFates[id] == nil {
+            room.timerFates[id] = .gone
+        }
         rooms[name] = room
         return problems
     }

@@ -85,26 +85,8 @@ final class SimulatedRoom {
     var peersNoticedAt = -1
     var peersReadAt = -1
 
-    /// Something of the room waits for a write of the server's own log: changes, marks, timer rows or answers.
-    var hasUnwritten: Bool {
-        !held.isEmpty || !batchRows.isEmpty || !batchMarks.isEmpty || !batchTimerOps.isEmpty
-    }
-
-    /// Hands what waits over to a write of the server's own log.
-    func takeBatch() -> LocalBatch {
-        defer {
-            held = []
-            batchRows = []
-            batchStates = []
-            batchMarks = []
-            batchRequests = []
-            batchTimerOps = []
-            batchCancels = []
-        }
-        return LocalBatch(
-            room: self, rows: batchRows, states: batchStates, marks: batchMarks, requests: batchRequests,
-            timerOps: batchTimerOps, cancels: batchCancels, held: held)
-    }
+    /// On a log of the server's own: what the log's checks need of the room's changes waiting for a write.
+    var unwritten = LocalWrite.Checks()
 
     /// The decisions of the room's writes and catch-ups.
     var machine: SharedLogMachine {

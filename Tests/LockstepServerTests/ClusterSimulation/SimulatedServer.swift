@@ -11,9 +11,9 @@ final class SimulatedServer {
     var timers = TimerSchedule()
     /// Its clients of each room as published, by room name (the real ``PresencePublication``).
     var publications: [String: PresencePublication] = [:]
-    /// With a log of its own: the write in flight (each room's part of it), and whether one is due.
-    var localWrite: [LocalBatch]?
-    var writeScheduled = false
+    /// With a log of its own: the real group-commit queue, and the write in flight.
+    var queue = DurabilityQueue<SimulatedRelease>()
+    var localWrite: LocalWrite?
 
     init(index: Int) {
         self.index = index
