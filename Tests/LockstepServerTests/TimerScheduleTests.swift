@@ -78,4 +78,30 @@ import Testing
         #expect(timers.load([b]) == .keep)
         #expect(timers.waitEnded(now: 40) { _ in true }.deliveries == [.fire(b)])
     }
+
+    /// After a failed write, a room's timers leave the book until storage's are read again; what the room scheduled
+    /// or removed meanwhile stays as the book has it, and a read a later failure overtook changes nothing.
+    @Test func aRoomsTimersAreForgottenThenReadAgainWithoutUndoingWhatCameSince() {
+        var timers = TimerSchedule()
+        let stored = Self.schedule(&timers, "stored", due: 100).timer
+        let cancelled = Self.schedule(&timers, "cancelled", due: 110).timer
+        _ = Self.schedule(&timers, "lost", due: 50)
+        let other = Self.schedule(&timers, "other", room: "elsewhere", due: 200).timer
+        let (read, wait) = timers.forget(room: "r")
+        #expect(timers.book.pending(in: "r").isEmpty)
+        #expect(wait == .arm(due: 200))
+        // Meanwhile the room is read again and one of its timers is cancelled, another scheduled.
+        _ = timers.remove(TimerKey(room: "r", name: "cancelled"))
+        let fresh = Self.schedule(&timers, "fresh", due: 150).timer
+        #expect(timers.reread("r", read: read, stored: [stored, cancelled]) == .arm(due: 100))
+        #expect(timers.book.pending(in: "r") == [stored, fresh])
+        #expect(timers.book.pending(in: "elsewhere") == [other])
+
+        let (overtaken, _) = timers.forget(room: "r")
+        let (latest, _) = timers.forget(room: "r")
+        #expect(timers.reread("r", read: overtaken, stored: [stored]) == .keep)
+        #expect(timers.book.pending(in: "r").isEmpty)
+        _ = timers.reread("r", read: latest, stored: [stored])
+        #expect(timers.book.pending(in: "r") == [stored])
+    }
 }

@@ -32,19 +32,15 @@ extension ClusterSimulation {
         room.unwritten.timerOps += room.batchTimerOps
         room.unwritten.cancels += room.batchCancels.map { ($0.name, $0.at + offset) }
         room.held = []
-        room.batchRows = []
-        room.batchStates = []
-        room.batchMarks = []
-        room.batchRequests = []
-        room.batchTimerOps = []
-        room.batchCancels = []
+        room.clearBatch()
         scheduleLocalWrite(on: server)
     }
 
     /// `LocalLogPipeline.reply`: at once when nothing waits for the log.
     func replyLocally(_ frame: ServerFrame, to connection: Int, in room: SimulatedRoom, on server: SimulatedServer) {
         guard server.queue.isIdle else {
-            return server.queue.pending.append(SimulatedRelease(room: room, held: .answer(connection: connection, frame)))
+            let answer = SimulatedRelease(room: room, held: .answer(connection: connection, frame))
+            return server.queue.pending.append(answer)
         }
         send(frame, to: connection)
     }

@@ -521,12 +521,7 @@ extension ClusterSimulation {
             }
         }
         room.firedAwaitingRemoval = []
-        room.batchTimerOps = []
-        room.batchCancels = []
-        room.batchRows = []
-        room.batchStates = []
-        room.batchMarks = []
-        room.batchRequests = []
+        room.clearBatch()
         if server.rooms[room.name] === room { runPump(room, on: server) }
     }
 

@@ -85,6 +85,17 @@ final class SimulatedRoom {
     var peersNoticedAt = -1
     var peersReadAt = -1
 
+    /// The batch's rows, marks, requests and timer changes are done with: committed, taken back, or handed to the
+    /// server's own log.
+    func clearBatch() {
+        batchRows = []
+        batchStates = []
+        batchMarks = []
+        batchRequests = []
+        batchTimerOps = []
+        batchCancels = []
+    }
+
     /// On a log of the server's own: what the log's checks need of the room's changes waiting for a write.
     var unwritten = LocalWrite.Checks()
 
