@@ -245,11 +245,7 @@ extension ClusterSimulation {
     // MARK: - Writes
 
     private func startWrite(_ room: SimulatedRoom, attempt: Int, marks: [String], on server: SimulatedServer) {
-        room.batchRows = []
-        room.batchStates = []
-        room.batchMarks = []
-        room.batchTimerOps = []
-        room.batchCancels = []
+        room.clearBatch()
         let id = makeID()
         transactions[id] = Transaction(
             id: id, server: server.index, incarnation: server.incarnation, name: room.name, room: room.id,
