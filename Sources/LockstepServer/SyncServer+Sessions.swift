@@ -54,6 +54,12 @@ extension Session {
 }
 
 extension Room {
+    /// Sends `session`'s client a snapshot of the room as it is now: at once, or once the changes it shows are
+    /// stored (``Session/synchronise(with:at:released:)``).
+    func synchronise(_ session: Session) throws(StoreError) {
+        session.synchronise(with: try snapshot(for: session), at: store.version, released: released)
+    }
+
     /// A snapshot for `session`'s client, with its session's stored mark when it has one.
     func snapshot(for session: Session) throws(StoreError) -> OutboundFrame {
         try snapshot(

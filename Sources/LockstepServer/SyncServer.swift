@@ -257,8 +257,7 @@ public actor SyncServer {
         guard let session = connection.context as? Session, session.drained() else { return }
         do {
             let room = session.room
-            session.synchronise(
-                with: try room.snapshot(for: session), at: room.store.version, released: room.released)
+            try room.synchronise(session)
             if room.follow(session) { sendPresence(to: session) }
             logger.info(
                 "resynchronised a slow client",
@@ -466,8 +465,7 @@ public actor SyncServer {
 
     private func sendSnapshot(to session: Session, in room: Room) {
         do {
-            session.synchronise(
-                with: try room.snapshot(for: session), at: room.store.version, released: room.released)
+            try room.synchronise(session)
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(room.name)", "error": "\(error)"])
             session.connection.close(code: 1011, reason: "room state cannot be encoded")

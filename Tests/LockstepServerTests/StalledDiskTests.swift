@@ -26,6 +26,7 @@ import Testing
         disk.freeze()
         alice.send(.action(id: "a2", action: ["type": "increment"]))
         let bob = try await TestClient.connect(port: server.port, room: "stall", using: sharedTransport)
+        try await waitForMetric("lockstep_connections", toReach: 2, port: server.port)
         let shownWhileStalled = await bob.drain(timeout: .seconds(2))
         #expect(shownWhileStalled.isEmpty, "bob was shown a version the log does not have: \(shownWhileStalled)")
         disk.thaw()
@@ -43,12 +44,13 @@ import Testing
         disk.freeze()
         alice.send(.action(id: "a3", action: ["type": "increment"]))
         let carol = try await TestClient.connect(port: server.port, room: "stall", using: sharedTransport)
+        try await waitForMetric("lockstep_connections", toReach: 3, port: server.port)
         _ = await carol.drain(timeout: .seconds(2))
         // Its thread blocked on the frozen disk ends only once it thaws: the write it was in never completes.
         server.child.send(SIGKILL)
         disk.thaw()
-        killed = await Self.exits(server, within: .seconds(20))
-        try #require(killed, "the killed server did not exit")
+        _ = try await within(20, "the killed server to exit") { try await offThePool { server.child.waitForExit() } }
+        killed = true
 
         // Restarted, the log is at version 2, and version 3 is someone else's change.
         let restarted = try await ServerProcess.start(arguments: arguments)
@@ -101,12 +103,14 @@ import Testing
             port: server.port, room: "view", query: "path=/a", using: sharedTransport)
         _ = try await reader.next { $0.isSnapshot }
         reader.close()
+        try await waitForMetric("lockstep_connections", toReachAtMost: 1, port: server.port)
 
         disk.freeze()
         writer.send(write(2))
         let again = try await TestClient.connect(
             port: server.port, room: "view", query: "path=/a&since=1", using: sharedTransport)
-        try await Task.sleep(for: .milliseconds(300))
+        // It has joined while the change waits for the disk.
+        try await waitForMetric("lockstep_connections", toReach: 2, port: server.port)
         disk.thaw()
         #expect(try await writer.next { $0.isAck } == .ack(id: "w2", version: 2))
         writer.send(write(3))
@@ -130,15 +134,5 @@ import Testing
             }
         }
         #expect(mirror == ["n": 3])
-    }
-
-    /// Waits off the task pool for a killed server to be gone.
-    private static func exits(_ server: ServerProcess, within limit: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if server.child.exitCode != nil { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return false
     }
 }

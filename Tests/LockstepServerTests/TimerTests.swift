@@ -186,47 +186,49 @@ import Testing
         }
     }
 
-    /// A room used only to schedule a timer is a room: read at version 0, also once read back from the log.
-    @Test func aRoomWithOnlyATimerIsReadAtVersionZeroAfterARestart() async throws {
+    /// Runs `body` on a server keeping its rooms in a new data directory (`round` 1), then on a server started again
+    /// on that directory (`round` 2).
+    func acrossARestart(_ body: (SyncServer, _ round: Int) async throws -> Void) async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         for round in 1...2 {
-            try await withTimedServer(directory: directory) { server, _ in
-                if round == 1 {
-                    let scheduled = try await HTTPGet.post(
-                        port: server.port, path: "/rooms/only-timer",
-                        json: #"{"type":"action","action":{"type":"increment"},"after":86400000,"timer":"late"}"#)
-                    #expect(scheduled.status == 202)
-                }
-                let room = try await HTTPGet(port: server.port, path: "/rooms/only-timer")
-                #expect(room.status == 200, "round \(round)")
-                #expect(room.json?["version"] == 0)
-                #expect(room.json?["state"] == ["count": 0])
-                #expect(try await HTTPGet(port: server.port, path: "/rooms/only-timer/log").status == 200)
-                let timers = try await HTTPGet(port: server.port, path: "/rooms/only-timer/timers")
-                #expect(timers.json?["timers"]?.arrayValue?.count == 1)
+            try await withTimedServer(directory: directory) { server, _ in try await body(server, round) }
+        }
+    }
+
+    /// A room used only to schedule a timer is a room: read at version 0, also once read back from the log.
+    @Test func aRoomWithOnlyATimerIsReadAtVersionZeroAfterARestart() async throws {
+        try await acrossARestart { server, round in
+            if round == 1 {
+                let scheduled = try await HTTPGet.post(
+                    port: server.port, path: "/rooms/only-timer",
+                    json: #"{"type":"action","action":{"type":"increment"},"after":86400000,"timer":"late"}"#)
+                #expect(scheduled.status == 202)
             }
+            let room = try await HTTPGet(port: server.port, path: "/rooms/only-timer")
+            #expect(room.status == 200, "round \(round)")
+            #expect(room.json?["version"] == 0)
+            #expect(room.json?["state"] == ["count": 0])
+            #expect(try await HTTPGet(port: server.port, path: "/rooms/only-timer/log").status == 200)
+            let timers = try await HTTPGet(port: server.port, path: "/rooms/only-timer/timers")
+            #expect(timers.json?["timers"]?.arrayValue?.count == 1)
         }
     }
 
     /// A cancel and a new timer of the same name, stored in one write: the log keeps the new one.
     @Test func aTimerCancelledAndScheduledAgainInOneWriteIsKept() async throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        for round in 1...2 {
-            try await withTimedServer(directory: directory) { server, _ in
-                if round == 1 {
-                    let client = try await TestClient.connect(server, using: sharedTransport)
-                    _ = try await client.nextJSON(type: "snapshot")
-                    let schedule = #"{"type":"action","action":{"type":"increment"},"after":86400000,"timer":"t"}"#
-                    client.sendRaw(schedule)
-                    client.sendRaw(#"{"type":"cancel","id":"c","timer":"t"}"#)
-                    client.sendRaw(schedule)
-                    for _ in 1...3 { _ = try await client.nextJSON(type: "scheduled") }
-                }
-                let timers = try await HTTPGet(port: server.port, path: "/rooms/test/timers")
-                #expect(timers.json?["timers"]?.arrayValue?.map { $0["timer"] } == ["t"], "round \(round)")
+        try await acrossARestart { server, round in
+            if round == 1 {
+                let client = try await TestClient.connect(server, using: sharedTransport)
+                _ = try await client.nextJSON(type: "snapshot")
+                let schedule = #"{"type":"action","action":{"type":"increment"},"after":86400000,"timer":"t"}"#
+                client.sendRaw(schedule)
+                client.sendRaw(#"{"type":"cancel","id":"c","timer":"t"}"#)
+                client.sendRaw(schedule)
+                for _ in 1...3 { _ = try await client.nextJSON(type: "scheduled") }
             }
+            let timers = try await HTTPGet(port: server.port, path: "/rooms/test/timers")
+            #expect(timers.json?["timers"]?.arrayValue?.map { $0["timer"] } == ["t"], "round \(round)")
         }
     }
 
