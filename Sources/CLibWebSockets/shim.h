@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif

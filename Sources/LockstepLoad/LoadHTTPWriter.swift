@@ -32,6 +32,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
     private let actionHasID: Bool
     private let sourceAddress: String?
     private let timeout: Duration
+    private let timeoutNanos: UInt64
 
     // Live totals, read by the main thread.
     let sent = Atomic<Int>(0)
@@ -40,6 +41,8 @@ final class LoadHTTPWriter: @unchecked Sendable {
 
     // The loop thread's state.
     private(set) var connection: Int32 = -1
+    /// Connections opened so far: tells the loop a new one from an old one of the same descriptor number.
+    private(set) var connections = 0
     /// Bytes received and not yet consumed.
     private var received: [UInt8] = []
     private var chunk = [UInt8](repeating: 0, count: 16_384)
@@ -74,6 +77,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
         actionHasID = actionJSON.contains("$ID")
         self.sourceAddress = sourceAddress
         self.timeout = timeout
+        timeoutNanos = timeout.nanoseconds
         var head = "POST \(target.path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\nContent-Type: application/json\r\n"
         if let authorization { head += "Authorization: \(authorization)\r\n" }
         self.head = Array((head + "Content-Length: ").utf8)
@@ -166,7 +170,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
 
     /// Fails the request in flight if it has waited longer than the timeout.
     func checkTimeout(now: UInt64) {
-        guard let sentNanos, now > sentNanos, now - sentNanos > timeout.nanoseconds else { return }
+        guard let sentNanos, now > sentNanos, now - sentNanos > timeoutNanos else { return }
         fail("no answer within --request-timeout \(timeout.seconds) s")
     }
 
@@ -328,6 +332,7 @@ final class LoadHTTPWriter: @unchecked Sendable {
         }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         connection = descriptor
+        connections += 1
         return nil
     }
 }

@@ -21,9 +21,9 @@ extension LoadRun {
     }
 
     /// Starts the writers at `start`, stops them at `end`, and waits for each one's last answer.
-    func run(_ writers: [LoadHTTPWriter], start: UInt64, end: UInt64, progress: LoadProgress) {
+    func run(_ writers: [LoadHTTPWriter], start: UInt64, end: UInt64, progress: LoadProgress) throws(LoadError) {
         guard !writers.isEmpty else { return }
-        let loop = LoadHTTPLoop(writers: writers)
+        let loop = try LoadHTTPLoop(writers: writers, collectInterval: plan.collectInterval)
         loop.start(at: start)
         progress.wait(until: end)
         loop.stop()

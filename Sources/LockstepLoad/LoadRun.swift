@@ -104,7 +104,7 @@ public struct LoadRun: Sendable {
             progress.wait(until: end)
             rssAfter = plan.serverPID.flatMap(Self.residentKiB)
         case .http:
-            run(httpWriters, start: start, end: end, progress: progress)
+            try run(httpWriters, start: start, end: end, progress: progress)
         }
         if plan.scenario != .presence, plan.scenario != .connect || worker != nil {
             try waitForDrain(

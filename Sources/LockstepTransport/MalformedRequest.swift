@@ -49,9 +49,21 @@ enum MalformedRequest: Equatable {
     /// The number a `Content-Length` value states: digits only, around them at most spaces and tabs, and small
     /// enough to add to.
     static func bodyLength(_ value: String) -> Int? {
-        let digits = value.utf8.drop { $0 == 32 || $0 == 9 }.reversed().drop { $0 == 32 || $0 == 9 }.reversed()
-        guard (1...18).contains(digits.count), digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
-        return Int(String(decoding: digits, as: UTF8.self))
+        var length = 0
+        var digits = 0
+        var ended = false
+        for byte in value.utf8 {
+            switch byte {
+            case 48...57 where !ended && digits < 18:
+                length = length * 10 + Int(byte - 48)
+                digits += 1
+            case 32, 9:
+                ended = digits > 0
+            default:
+                return nil
+            }
+        }
+        return digits > 0 ? length : nil
     }
 
     /// What the client must change, as the body of the 400 answer.

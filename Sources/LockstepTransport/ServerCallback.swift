@@ -192,6 +192,21 @@ private func releaseExchange(_ user: UnsafeMutableRawPointer?) {
     exchange.stream?.release()
 }
 
+/// Arms the deadline of each body announced in this pass that has not all arrived by its end (`BodyWait`). Most
+/// arrive with their head, in the same read, and need none: arming one puts the connection in libwebsockets' sorted
+/// list of timers, walked on every insert.
+func armBodyDeadlines(_ server: WebSocketServer) {
+    let awaited = server.bodiesAwaited
+    server.bodiesAwaited = []
+    let microseconds = lws_usec_t(server.configuration.handshakeTimeoutSeconds) * 1_000_000
+    // `readMarks` holds every HTTP connection not yet destroyed.
+    for wsi in awaited where server.readMarks[wsi] != nil {
+        guard let wait = slot(.bodyWait, of: lws_wsi_user(wsi))?.load(as: Int.self), wait != BodyWait.settled.rawValue
+        else { continue }
+        lws_set_timer_usecs(wsi, microseconds)
+    }
+}
+
 private func storeExchange(_ exchange: HTTPExchange, in user: UnsafeMutableRawPointer?) -> Bool {
     guard let slot = exchangeSlot(user) else { return false }
     releaseExchange(user)
@@ -218,7 +233,7 @@ private func handleHTTP(
     let bodyLength = request.declaredBodyLength
     guard bodyLength > 0 else { return respond(to: request, wsi, user, server: server) }
     // The whole body must follow within the time the head had: lws's own timeout restarts with every piece.
-    lws_set_timer_usecs(wsi, lws_usec_t(server.configuration.handshakeTimeoutSeconds) * 1_000_000)
+    server.bodiesAwaited.append(wsi)
     guard bodyLength <= server.configuration.maxMessageBytes else {
         // Answered at once; lws then reads the body past, and keeps the connection, unless it takes too long.
         request.bodyIsTooLarge = true

@@ -82,6 +82,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private var streamsToWake: [BroadcastStream] = []
     /// HTTP answers that came in this pass, written at its end (`answerReady`).
     private var answersReady: [HTTPPromise] = []
+    /// HTTP connections whose request announced a body in this pass, for `armBodyDeadlines` at its end.
+    var bodiesAwaited: [OpaquePointer] = []
     /// HTTP bodies resumed in this pass, flushed with the stream wakes (`HTTPStreamWriter.flush`).
     private var bodiesToFlush: [HTTPBodyStream] = []
     /// Passes of the loop so far.
@@ -192,6 +194,7 @@ public final class WebSocketServer: @unchecked Sendable {
             self.delegate.loopDidWake()
         }, onTurnEnd: { [unowned self] in
             self.readWaitingInput()
+            if !self.bodiesAwaited.isEmpty { armBodyDeadlines(self) }
             self.writeAnswers()
             self.wakeStreams()
             self.checkDescriptors()
