@@ -102,9 +102,9 @@ struct GenerateLoad: ParsableCommand {
 
     @Option(
         help: """
-            With --event-loop epoll, and for --scenario http's writers: how long each pass first waits for more \
-            sockets to become ready, so that one pass reads many (fewer wake-ups for the generator and the server); \
-            adds at most this to latencies. 0: read each at once.
+            With --event-loop epoll: how long each pass first waits for more sockets to become ready, so that one \
+            pass reads many (fewer wake-ups for the generator and the server); adds at most this to latencies. 0: \
+            read each at once.
             """)
     var collectInterval = Interval(argument: "1ms")!
 

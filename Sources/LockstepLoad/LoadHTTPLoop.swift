@@ -3,9 +3,13 @@ import Foundation
 import LockstepTransport
 import Synchronization
 
-/// The one thread of `--scenario http`'s writers: it waits on the sockets of the writers with a request in flight
+/// The one thread of `--scenario http`'s writers: it looks at the sockets of the writers with a request in flight
 /// (`SocketReadiness`, so that a pass costs the sockets ready, not every writer's) and sends each writer's next
-/// request as soon as its answer is read, as a WebSocket shard's loop serves its clients.
+/// request as soon as its answer is read.
+///
+/// While requests are in flight it does not sleep but yields: a thread asleep in a wait is woken by each answer, and
+/// on loopback the kernel charges that wake-up to the sender, the server, whose cost per request is what the scenario
+/// measures (on another machine a client's wake-up costs the server nothing). The thread takes a core meanwhile.
 // @unchecked Sendable: `writers` and `readiness` are used by the loop's thread alone from `start(at:)` until `finished`
 // is signalled.
 final class LoadHTTPLoop: @unchecked Sendable {
@@ -15,17 +19,11 @@ final class LoadHTTPLoop: @unchecked Sendable {
     private var watched: [(connection: Int, output: Bool)]
     private let running = Atomic<Bool>(true)
     private let finished = DispatchSemaphore(value: 0)
-    /// Longest wait for a socket, so that timeouts and `stop()` are seen while no answer comes.
-    private static let waitMilliseconds: Int32 = 50
     /// How often every writer is looked at: a request to send after an error, a timeout, the end of the run.
     private static let sweepNanos: UInt64 = 10_000_000
 
-    /// After a pass that served sockets, how long to let more answers come before the next (`LoadPlan.collectInterval`).
-    private let collectNanos: UInt64
-
-    init(writers: [LoadHTTPWriter], collectInterval: Duration) throws(LoadError) {
+    init(writers: [LoadHTTPWriter]) throws(LoadError) {
         self.writers = writers
-        collectNanos = collectInterval.nanoseconds
         do {
             readiness = try SocketReadiness(batch: writers.count)
         } catch {
@@ -77,14 +75,7 @@ final class LoadHTTPLoop: @unchecked Sendable {
                 if sending { writer.postNext(now: LoadClock.now()) }
                 self.watch(position)
             }
-            // A thread asleep in the wait is woken by each answer, and on loopback the kernel charges that to the
-            // server that sends it: after a pass with answers, more are let come first, as the WebSocket clients'
-            // loops do with `--event-loop epoll`.
-            if readiness.wait(milliseconds: 0, serve) == 0 {
-                readiness.wait(milliseconds: Self.waitMilliseconds, serve)
-            } else if collectNanos > 0 {
-                LoadClock.sleep(until: LoadClock.now() + collectNanos)
-            }
+            if readiness.wait(milliseconds: 0, serve) == 0 { _ = sched_yield() }
         }
     }
 

@@ -42,8 +42,8 @@ public struct LoadPlan: Sendable {
     public var threads = ProcessInfo.processInfo.activeProcessorCount
     /// How each client loop waits for its sockets.
     public var eventLoop = EventLoopBackend.poll
-    /// With `.epoll`, and for the HTTP writers: how long each pass first waits for more sockets to become ready, so
-    /// that one pass reads many; adds at most this to latencies.
+    /// With `.epoll`: how long each pass first waits for more sockets to become ready, so that one
+    /// pass reads many; adds at most this to latencies.
     public var collectInterval: Duration = .milliseconds(1)
     /// After sending stops: how long to wait for every ack and patch.
     public var drain: Duration = .seconds(30)

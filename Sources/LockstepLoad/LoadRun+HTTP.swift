@@ -23,7 +23,7 @@ extension LoadRun {
     /// Starts the writers at `start`, stops them at `end`, and waits for each one's last answer.
     func run(_ writers: [LoadHTTPWriter], start: UInt64, end: UInt64, progress: LoadProgress) throws(LoadError) {
         guard !writers.isEmpty else { return }
-        let loop = try LoadHTTPLoop(writers: writers, collectInterval: plan.collectInterval)
+        let loop = try LoadHTTPLoop(writers: writers)
         loop.start(at: start)
         progress.wait(until: end)
         loop.stop()
