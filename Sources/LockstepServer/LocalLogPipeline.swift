@@ -79,17 +79,17 @@ final class LocalLogPipeline: LoggingPipeline {
 
     /// Starts a write after the current callback, so changes arriving together share one transaction.
     private func scheduleWrite(server: isolated some RoomHost) {
-        guard !queue.writeScheduled, queue.inFlight == nil else { return }
-        queue.writeScheduled = true
+        guard queue.writeWanted() else { return }
         Task { await self.write(server: server) }
     }
 
-    /// Writes everything waiting, then what arrived meanwhile, until nothing waits.
+    /// Writes everything waiting, then what arrived meanwhile, until nothing waits (`DurabilityQueue.startWrite`).
     private func write(server: isolated some RoomHost) async {
-        queue.writeScheduled = false
-        while queue.inFlight == nil, !server.isStopped {
-            guard queue.hasWrites else { return releasePending(server: server) }
-            let (rows, pending, sessions) = queue.takeWrite(sessions: server.configuration.sessionWrites)
+        while !server.isStopped, let step = queue.startWrite(sessions: server.configuration.sessionWrites) {
+            guard case .write(let rows, let pending, let sessions) = step else {
+                if case .release(let items) = step { server.release(items) }
+                return
+            }
             let snapshots = await PendingSnapshot.encodedAway(pending)
             let result: Result<Void, StorageError>
             do throws(StorageError) {
@@ -101,42 +101,34 @@ final class LocalLogPipeline: LoggingPipeline {
                 result = .failure(error)
             }
             guard !server.isStopped else { return }
-            let written = queue.finished()
-            switch result {
-            case .success:
+            switch queue.writeReturned(stored: (try? result.get()) != nil, sessions: sessions) {
+            case .stored(let written):
                 for mark in sessions.marks { server.rooms[mark.room]?.marks.stored(mark) }
                 server.release(written)
-            case .failure(let error):
+            case .failed(let release, let rooms, let written):
                 // Epochs not stored go with the room's next write.
                 for room in sessions.epochs.keys { server.rooms[room]?.epochStored = false }
-                fail(written, sessions: sessions, because: error, server: server)
+                server.release(release)
+                if case .failure(let error) = result { fail(rooms, of: written, because: error, server: server) }
             }
         }
-    }
-
-    /// Sends replies that waited only for a write that has now finished (no change of theirs is pending).
-    private func releasePending(server: isolated some RoomHost) {
-        let items = queue.pending
-        queue.pending.removeAll()
-        server.release(items)
     }
 
     /// A write failed: nothing of it is acknowledged. Its rooms go back to what the log has, their clients are told
     /// and disconnected, so they reconnect to the stored state, and their timers are read from the log again.
     private func fail(
-        _ items: [RoomRelease], sessions: SessionWrites, because error: StorageError,
+        _ affected: Set<String>, of written: [RoomRelease], because error: StorageError,
         server: isolated some RoomHost
     ) {
-        let affected = DurabilityQueue<RoomRelease>.rooms(of: items, sessions: sessions)
         server.logger.error("cannot store changes", metadata: ["error": "\(error)", "rooms": "\(affected.sorted())"])
-        server.release(queue.writeFailed(items, rooms: affected))
         let notice = ServerMessage.error(
             id: nil, code: "unavailable",
             message:
                 "changes could not be stored (\(error)); nothing was acknowledged: reconnect to get the stored state"
         )
         for name in affected.sorted() {
-            let room = items.first { $0.room.name == name }?.room ?? server.rooms[name]
+            // A room the write had is dropped only if still in memory: one read again since holds what is stored.
+            let room = written.first { $0.room.name == name }?.room ?? server.rooms[name]
             if let room, server.rooms[name] === room { server.drop(room, telling: notice, reason: "storage failure") }
             server.rereadTimers(of: name)
         }

@@ -47,29 +47,27 @@ extension ClusterSimulation {
 
     /// `LocalLogPipeline.scheduleWrite`: a write starts after the current step unless one is due or in flight.
     private func scheduleLocalWrite(on server: SimulatedServer) {
-        guard !server.queue.writeScheduled, server.queue.inFlight == nil else { return }
-        server.queue.writeScheduled = true
+        guard server.queue.writeWanted() else { return }
         tasks.append(.localWrite(server: server.index, incarnation: server.incarnation))
     }
 
-    /// `LocalLogPipeline.write`: everything waiting, of every room, goes into one write; with nothing to write, what
-    /// waited only for the write that ended goes out.
+    /// `LocalLogPipeline.write`, through the queue's own group commit: everything waiting, of every room, goes into
+    /// one write; with nothing to write, what waited only for the write that ended goes out.
     func startLocalWrite(on server: SimulatedServer) {
-        server.queue.writeScheduled = false
-        guard server.queue.inFlight == nil else { return }
-        guard server.queue.hasWrites else {
-            let pending = server.queue.pending
-            server.queue.pending.removeAll()
-            return release(pending)
+        switch server.queue.startWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000)) {
+        case nil:
+            return
+        case .release(let items):
+            release(items)
+        case .write(let rows, _, let sessions):
+            var checks: [String: LocalWrite.Checks] = [:]
+            for room in server.sortedRooms where !room.unwritten.isEmpty {
+                checks[room.name] = room.unwritten
+                room.unwritten = LocalWrite.Checks()
+            }
+            server.localWrite = LocalWrite(rows: rows, sessions: sessions, checks: checks)
+            tasks.append(.localWritten(server: server.index, incarnation: server.incarnation))
         }
-        var checks: [String: LocalWrite.Checks] = [:]
-        for room in server.sortedRooms where !room.unwritten.isEmpty {
-            checks[room.name] = room.unwritten
-            room.unwritten = LocalWrite.Checks()
-        }
-        let (rows, _, sessions) = server.queue.takeWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000))
-        server.localWrite = LocalWrite(rows: rows, sessions: sessions, checks: checks)
-        tasks.append(.localWritten(server: server.index, incarnation: server.incarnation))
     }
 
     /// The write returns: stored, what it held back goes out in order; refused, `LocalLogPipeline.fail`. Then the
@@ -77,13 +75,15 @@ extension ClusterSimulation {
     func localWriteReturned(on server: SimulatedServer) {
         guard let write = server.localWrite else { return }
         server.localWrite = nil
-        let written = server.queue.finished()
-        if faultsOn, chance(faults.failedCommit) {
-            localWriteFailed(written, write, on: server)
-        } else {
+        let stored = !(faultsOn && chance(faults.failedCommit))
+        switch server.queue.writeReturned(stored: stored, sessions: write.sessions) {
+        case .stored(let written):
             store(write)
             for mark in write.sessions.marks { server.rooms[mark.room]?.marks.stored(mark) }
             release(written)
+        case .failed(let released, let rooms, let written):
+            release(released)
+            localWriteFailed(rooms, of: written, on: server)
         }
         startLocalWrite(on: server)
     }
@@ -129,10 +129,8 @@ extension ClusterSimulation {
     /// `LocalLogPipeline.fail`: nothing of the write is acknowledged. The rooms it stored something of go back to
     /// what the log has (dropped, and their clients told and sent away to resume from it), and so do their timers
     /// (forgotten, then read again: `SyncServer.rereadTimers`); the other rooms' answers go out.
-    private func localWriteFailed(_ written: [SimulatedRelease], _ write: LocalWrite, on server: SimulatedServer) {
+    private func localWriteFailed(_ affected: Set<String>, of written: [SimulatedRelease], on server: SimulatedServer) {
         note("server \(server.index)'s write fails")
-        let affected = DurabilityQueue<SimulatedRelease>.rooms(of: written, sessions: write.sessions)
-        release(server.queue.writeFailed(written, rooms: affected))
         for name in affected.sorted() {
             let (read, _) = server.timers.forget(room: name)
             tasks.append(.timersReread(server: server.index, incarnation: server.incarnation, room: name, read: read))
