@@ -9,10 +9,10 @@ import LockstepStorage
 extension ClusterSimulation {
     /// `LocalLogPipeline.commit`, `markMoved` and `timersChanged` for what a request just made: into the queue.
     func enqueue(_ room: SimulatedRoom, on server: SimulatedServer) {
-        var rows = room.batchRows[...]
-        for item in room.held {
-            let release = SimulatedRelease(room: room, held: item)
-            if case .patch = item, let row = rows.popFirst() {
+        // The room's own queue only gathered what the request made; its timer changes go over in their order.
+        var rows = room.writes.takeWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000)).rows[...]
+        for release in room.writes.finished() {
+            if case .patch = release.held, let row = rows.popFirst() {
                 server.queue.append(row, holding: release, snapshots: [])
             } else {
                 server.queue.pending.append(release)
@@ -31,7 +31,6 @@ extension ClusterSimulation {
         room.unwritten.requests += room.batchRequests
         room.unwritten.timerOps += room.batchTimerOps
         room.unwritten.cancels += room.batchCancels.map { ($0.name, $0.at + offset) }
-        room.held = []
         room.clearBatch()
         scheduleLocalWrite(on: server)
     }
@@ -96,17 +95,14 @@ extension ClusterSimulation {
         names.formUnion(write.sessions.timersGone.map(\.room))
         for name in names.sorted() {
             let checks = write.checks[name] ?? LocalWrite.Checks()
-            let timerOps =
-                write.sessions.timers.filter { $0.room == name }.map { ($0.name, Optional($0)) }
-                + write.sessions.timersGone.filter { $0.room == name }.map { ($0.name, StoredTimer?.none) }
-            let cancels = checks.cancels.filter { cancel in
-                !checks.timerOps[cancel.at...].contains { $0.name == cancel.name && $0.timer != nil }
-            }
+            let (timerOps, cancels) = SimulatedLog.storedTimerOps(
+                scheduled: write.sessions.timers.filter { $0.room == name },
+                gone: write.sessions.timersGone.filter { $0.room == name }, batch: checks.timerOps,
+                cancels: checks.cancels)
             let problems = log.append(
                 write.rows.filter { $0.room == name }, states: checks.states,
                 marks: write.sessions.marks.filter { $0.room == name }, requests: checks.requests, timerOps: timerOps,
-                cancels: cancels.map { ($0.name, timerOps.count) }, to: name,
-                scheduledHere: Set(checks.timerOps.compactMap { $0.timer.flatMap(SimulatedLog.requestID) }))
+                cancels: cancels, to: name, scheduledHere: SimulatedLog.scheduledHere(checks.timerOps))
             for problem in problems { violate(problem) }
         }
     }

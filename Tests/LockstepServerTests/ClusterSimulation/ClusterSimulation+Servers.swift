@@ -42,8 +42,8 @@ extension ClusterSimulation {
     /// `SharedLogPipeline.reply`, or `LocalLogPipeline.reply`: at once unless something waits for the log.
     func reply(_ frame: ServerFrame, to connection: Int, in room: SimulatedRoom, on server: SimulatedServer) {
         if localLog { return replyLocally(frame, to: connection, in: room, on: server) }
-        switch room.queue.route((connection, frame), writesIdle: room.held.isEmpty) {
-        case .holdWithWrite: room.held.append(.answer(connection: connection, frame))
+        switch room.queue.route((connection, frame), writesIdle: room.writes.isIdle) {
+        case .holdWithWrite: room.hold(.answer(connection: connection, frame))
         case .send: send(frame, to: connection)
         case .queued(let wake): if wake == .startPump { schedulePump(room, on: server) }
         }
@@ -228,7 +228,7 @@ extension ClusterSimulation {
     func runPump(_ room: SimulatedRoom, on server: SimulatedServer) {
         while true {
             let active = server.alive && server.rooms[room.name] === room
-            switch room.queue.next(roomActive: active, hasWrites: false, version: room.store.version) {
+            switch room.queue.next(roomActive: active, hasWrites: room.writes.hasWrites, version: room.store.version) {
             case .write(let attempt, let marks):
                 return startWrite(room, attempt: attempt, marks: marks, on: server)
             case .send(let replies):
@@ -288,16 +288,20 @@ extension ClusterSimulation {
         for item in room.queue.applyBatch(from: room.store.version) {
             switch item {
             case .input(let input): applyInput(input, in: room, on: server)
-            case .reply(let connection, let frame): room.held.append(.answer(connection: connection, frame))
+            case .reply(let connection, let frame): room.hold(.answer(connection: connection, frame))
             }
         }
         room.queue.batchApplied()
-        transaction.rows = room.batchRows
+        // What the real queue hands the write: its rows, and its timer rows as the log stores them.
+        let (rows, _, sessions) = room.writes.takeWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000))
+        transaction.rows = rows
         transaction.states = room.batchStates
         transaction.marks = room.batchMarks
         transaction.requests = room.batchRequests
-        transaction.timerOps = room.batchTimerOps
-        transaction.cancels = room.batchCancels
+        (transaction.timerOps, transaction.cancels) = SimulatedLog.storedTimerOps(
+            scheduled: sessions.timers, gone: sessions.timersGone, batch: room.batchTimerOps,
+            cancels: room.batchCancels)
+        transaction.scheduledHere = SimulatedLog.scheduledHere(room.batchTimerOps)
     }
 
     /// `SyncServer.apply`: a request, a timer come due, or (under a mutant) a fired timer's row removed on its own.
@@ -306,8 +310,7 @@ extension ClusterSimulation {
         case .request(let request, let connection, _): apply(request, from: connection, in: room)
         case .timer(let timer): fire(timer, in: room, on: server)
         case .timerGone(let name):
-            room.batchTimerOps.append((name, nil))
-            room.loggedTimers[name] = nil
+            storeInBatch((name, nil), in: room)
         }
     }
 
@@ -322,7 +325,7 @@ extension ClusterSimulation {
             of: ClientRequest(message: request.message, seq: idempotency == nil ? request.seq : nil),
             session: session, idempotency: idempotency, marks: room.marks, version: room.store.version)
         {
-            room.held.append(.answer(connection: id, ServerFrame(answer, to: request)))
+            room.hold(.answer(connection: id, ServerFrame(answer, to: request)))
             return
         }
         // Applied, whatever it comes to: an error answers it as much as an ack.
@@ -346,14 +349,14 @@ extension ClusterSimulation {
             moveMark(for: request, of: session, answered: answer, in: room)
             let ack = ServerFrame.ack(
                 id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
-            room.held.append(.answer(connection: id, ack))
+            room.hold(.answer(connection: id, ack))
         } catch let error as TimeTravelError {
-            room.held.append(.answer(connection: id, .error(id: request.id, code: error.code)))
+            room.hold(.answer(connection: id, .error(id: request.id, code: error.code)))
         } catch {
             // A key keeps its request's refusal, as `SyncServer.finish` does; a session's mark does not move.
             let answer = RequestAnswer.error(id: request.id, code: "rejected", message: "\(error)")
             if request.key != nil { moveMark(for: request, of: session, answered: answer, in: room) }
-            room.held.append(.answer(connection: id, .error(id: request.id, code: "rejected")))
+            room.hold(.answer(connection: id, .error(id: request.id, code: "rejected")))
         }
     }
 
@@ -367,6 +370,7 @@ extension ClusterSimulation {
         let mark = RoomTurn.moveMark(
             name, to: idempotency == nil ? request.seq : 1, answer: idempotency?.recorded(answer), in: room.name,
             marks: &room.marks, now: Double(step), idleSeconds: 1e12, limit: 10_000)
+        room.writes.marks.append(mark)
         let earlier = room.batchMarks.first { $0.session == name }?.seq ?? 0
         room.batchMarks.removeAll { $0.session == name }
         room.batchMarks.append(
@@ -416,7 +420,9 @@ extension ClusterSimulation {
         // As `SyncServer.publish` releases it later.
         let logged = Room.loggedPatch(
             change, encoded: patch, history: room.store.history, views: &room.views, after: { state })
-        room.held.append(.patch(logged))
+        room.writes.append(
+            room.batchRows[room.batchRows.count - 1], holding: SimulatedRelease(room: room, held: .patch(logged)),
+            snapshots: [])
         return change
     }
 
@@ -445,8 +451,8 @@ extension ClusterSimulation {
         if committed, transaction.phase == .prepared {
             let problems = log.append(
                 transaction.rows, states: transaction.states, marks: transaction.marks, requests: transaction.requests,
-                timerOps: transaction.timerOps,
-                cancels: transaction.cancels, to: transaction.name)
+                timerOps: transaction.timerOps, cancels: transaction.cancels, to: transaction.name,
+                scheduledHere: transaction.scheduledHere)
             for problem in problems { violate(problem) }
             if let last = transaction.rows.last {
                 tasks.append(
@@ -481,15 +487,14 @@ extension ClusterSimulation {
         _ ending: SharedRoomQueue<SimulatedRoom.Input, SimulatedRoom.Reply>.Ending, of room: SimulatedRoom,
         on server: SimulatedServer
     ) {
-        let held = room.held
-        room.held = []
+        let held = room.writes.finished()
         room.transaction = nil
         switch ending.end {
         case .release:
             room.store.releaseHistoryCheckpoint()
             for mark in room.batchMarks { room.marks.stored(mark) }
             for item in held {
-                switch item {
+                switch item.held {
                 case .patch(let patch): broadcast(patch, in: room)
                 case .answer(let connection, let frame): send(frame, to: connection)
                 }

@@ -29,9 +29,15 @@ extension ClusterSimulation {
         room.batchCancels.append((name, room.batchTimerOps.count))
     }
 
-    private func storeInBatch(_ op: SimulatedLog.TimerOp, in room: SimulatedRoom) {
+    /// `SyncServer` hands each timer change to its pipeline's queue (`DurabilityQueue.timersChanged`).
+    func storeInBatch(_ op: SimulatedLog.TimerOp, in room: SimulatedRoom) {
         room.batchTimerOps.append(op)
         room.loggedTimers[op.name] = op.timer
+        if let timer = op.timer {
+            room.writes.timersChanged(scheduled: [timer], gone: [])
+        } else {
+            room.writes.timersChanged(scheduled: [], gone: [TimerKey(room: room.name, name: op.name)])
+        }
     }
 
     /// `SyncServer.fire` in the room's turn, inside its write: unless the server's book or the row the lock read

@@ -42,6 +42,7 @@ final class ClusterSimulation {
         var requests: [String] = []
         var timerOps: [SimulatedLog.TimerOp] = []
         var cancels: [(name: String, at: Int)] = []
+        var scheduledHere: Set<String> = []
     }
 
     /// A catch-up's read: the pump's, following's.

@@ -146,6 +146,25 @@ struct SimulatedLog {
     /// The request id a timer row was scheduled by.
     static func requestID(of timer: StoredTimer) -> String? { TimerRecord(timer.request)?.id }
 
+    /// A write's timer rows as the log stores them (every scheduled row, then every removal; the queue kept each
+    /// name's last change), with the batch's cancels that must leave no row of their name once it is stored: those
+    /// the batch did not follow with a row of the name.
+    static func storedTimerOps(
+        scheduled: [StoredTimer], gone: [TimerKey], batch: [TimerOp], cancels: [(name: String, at: Int)]
+    ) -> (ops: [TimerOp], cancels: [(name: String, at: Int)]) {
+        let ops = scheduled.map { ($0.name, Optional($0)) } + gone.map { ($0.name, StoredTimer?.none) }
+        let standing = cancels.filter { cancel in
+            !batch[cancel.at...].contains { $0.name == cancel.name && $0.timer != nil }
+        }
+        return (ops, standing.map { ($0.name, ops.count) })
+    }
+
+    /// The requests whose timers a batch scheduled: the log accepts such a timer fired, cancelled or replaced within
+    /// the write, where the rows stored do not show it.
+    static func scheduledHere(_ batch: [TimerOp]) -> Set<String> {
+        Set(batch.compactMap { $0.timer.flatMap(requestID) })
+    }
+
     /// A timer's change: its timer was pending, and its row there when the write took the lock (or stored by the
     /// same write, `scheduledHere`).
     private static func fired(

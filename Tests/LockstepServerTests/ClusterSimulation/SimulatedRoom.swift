@@ -44,7 +44,10 @@ final class SimulatedRoom {
     var store: any RoomStore
     var queue = SharedRoomQueue<Input, Reply>()
     var marks = SessionMarks()
-    var held: [Held] = []
+    /// What the write being prepared or in flight stores and holds back: on a shared log the real per-room queue
+    /// (`SharedRoomState.writes`); on a log of the server's own, what the last request made, handed to the server's
+    /// queue at once (`ClusterSimulation.enqueue`).
+    let writes = DurabilityQueue<SimulatedRelease>()
     var batchRows: [StoredChange] = []
     /// The state after each of the batch's rows, for the log's checks.
     var batchStates: [JSON] = []
@@ -84,6 +87,11 @@ final class SimulatedRoom {
     /// The step of the last notice of another server's peers, and of the last read of them at the database.
     var peersNoticedAt = -1
     var peersReadAt = -1
+
+    /// Held back until the write that stores what came before it.
+    func hold(_ held: Held) {
+        writes.pending.append(SimulatedRelease(room: self, held: held))
+    }
 
     /// The batch's rows, marks, requests and timer changes are done with: committed, taken back, or handed to the
     /// server's own log.
