@@ -67,15 +67,15 @@ final class LoadHTTPLoop: @unchecked Sendable {
                 // Nothing in flight: every writer gave up, or the run is over.
                 if !writers.contains(where: \.isWaiting) { return }
             }
-            let serve = { (tag: UInt32, readable: Bool, writable: Bool) in
+            let ready = readiness.wait(milliseconds: 0) { tag, readable, writable in
                 let position = Int(tag)
-                let writer = self.writers[position]
+                let writer = writers[position]
                 if writable { writer.sendMore() }
                 if writer.isWaiting, readable { writer.receive() }
                 if sending { writer.postNext(now: LoadClock.now()) }
-                self.watch(position)
+                watch(position)
             }
-            if readiness.wait(milliseconds: 0, serve) == 0 { _ = sched_yield() }
+            if ready == 0 { _ = sched_yield() }
         }
     }
 
