@@ -10,7 +10,7 @@ extension ClusterSimulation {
     /// `LocalLogPipeline.commit`, `markMoved` and `timersChanged` for what a request just made: into the queue.
     func enqueue(_ room: SimulatedRoom, on server: SimulatedServer) {
         // The room's own queue only gathered what the request made; its timer changes go over in their order.
-        var rows = room.writes.takeWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000)).rows[...]
+        var rows = room.writes.takeWrite(sessions: SimulatedRoom.sessionWrites).rows[...]
         for release in room.writes.finished() {
             if case .patch = release.held, let row = rows.popFirst() {
                 server.queue.append(row, holding: release, snapshots: [])
@@ -53,7 +53,7 @@ extension ClusterSimulation {
     /// `LocalLogPipeline.write`, through the queue's own group commit: everything waiting, of every room, goes into
     /// one write; with nothing to write, what waited only for the write that ended goes out.
     func startLocalWrite(on server: SimulatedServer) {
-        switch server.queue.startWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000)) {
+        switch server.queue.startWrite(sessions: SimulatedRoom.sessionWrites) {
         case nil:
             return
         case .release(let items):

@@ -293,7 +293,7 @@ extension ClusterSimulation {
         }
         room.queue.batchApplied()
         // What the real queue hands the write: its rows, and its timer rows as the log stores them.
-        let (rows, _, sessions) = room.writes.takeWrite(sessions: SessionWrites(idleSeconds: 1e12, limit: 10_000))
+        let (rows, _, sessions) = room.writes.takeWrite(sessions: SimulatedRoom.sessionWrites)
         transaction.rows = rows
         transaction.states = room.batchStates
         transaction.marks = room.batchMarks
@@ -369,7 +369,8 @@ extension ClusterSimulation {
         let name = idempotency?.markName ?? session
         let mark = RoomTurn.moveMark(
             name, to: idempotency == nil ? request.seq : 1, answer: idempotency?.recorded(answer), in: room.name,
-            marks: &room.marks, now: Double(step), idleSeconds: 1e12, limit: 10_000)
+            marks: &room.marks, now: Double(step), idleSeconds: SimulatedRoom.sessionWrites.idleSeconds,
+            limit: SimulatedRoom.sessionWrites.limit)
         room.writes.marks.append(mark)
         let earlier = room.batchMarks.first { $0.session == name }?.seq ?? 0
         room.batchMarks.removeAll { $0.session == name }

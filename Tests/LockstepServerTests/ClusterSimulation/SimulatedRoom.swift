@@ -73,6 +73,8 @@ final class SimulatedRoom {
     /// The resume window of the simulated servers (`--resume-window`): short, so that clients also miss more than
     /// it holds and get snapshots, and reverts read the log beyond the timeline.
     static let resumeWindow = 6
+    /// The simulated servers' marks never idle long enough to be deleted: every mark is kept.
+    static let sessionWrites = SessionWrites(idleSeconds: 1e12, limit: 10_000)
     /// Connections answered (snapshot or resume), in join order.
     var connections: [Int] = []
     /// Snapshots of versions not released yet, by connection: each goes out with the release of its version (nil
