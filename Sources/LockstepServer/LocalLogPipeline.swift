@@ -128,7 +128,7 @@ final class LocalLogPipeline: LoggingPipeline {
         )
         for name in affected.sorted() {
             // A room the write had is dropped only if still in memory: one read again since holds what is stored.
-            let room = written.first { $0.room.name == name }?.room ?? server.rooms[name]
+            let room = written.first { $0.roomName == name }?.room ?? server.rooms[name]
             if let room, server.rooms[name] === room { server.drop(room, telling: notice, reason: "storage failure") }
             server.rereadTimers(of: name)
         }

@@ -19,13 +19,7 @@ extension ClusterSimulation {
             }
         }
         server.queue.marks += room.batchMarks
-        for (name, timer) in room.batchTimerOps {
-            if let timer {
-                server.queue.timersChanged(scheduled: [timer], gone: [])
-            } else {
-                server.queue.timersChanged(scheduled: [], gone: [TimerKey(room: room.name, name: name)])
-            }
-        }
+        for op in room.batchTimerOps { server.queue.timerChanged(op, in: room.name) }
         let offset = room.unwritten.timerOps.count
         room.unwritten.states += room.batchStates
         room.unwritten.requests += room.batchRequests

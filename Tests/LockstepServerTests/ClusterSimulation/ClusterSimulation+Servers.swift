@@ -294,6 +294,7 @@ extension ClusterSimulation {
         room.queue.batchApplied()
         // What the real queue hands the write: its rows, and its timer rows as the log stores them.
         let (rows, _, sessions) = room.writes.takeWrite(sessions: SimulatedRoom.sessionWrites)
+        room.batchRows = rows
         transaction.rows = rows
         transaction.states = room.batchStates
         transaction.marks = room.batchMarks
@@ -409,21 +410,19 @@ extension ClusterSimulation {
         return self.held(change, cause: cause, in: room, context: context)
     }
 
-    /// A change the batch made: its patch held until the commit, its row in the batch, its inverse in the timeline.
+    /// A change the batch made: its row in the queue with its patch, held until the commit; its inverse in the
+    /// timeline.
     private func held(_ change: Change, cause: Cause, in room: SimulatedRoom, context: ReducerContext) -> Change {
         room.timeline.record(version: change.version, inverse: change.inverse, stored: room.released.version)
         let patch = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
-        room.batchRows.append(
-            StoredChange(
-                room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized()))
+        let row = StoredChange(
+            room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized())
         let state = (try? room.store.stateJSON()) ?? .null
         room.batchStates.append(state)
         // As `SyncServer.publish` releases it later.
         let logged = Room.loggedPatch(
             change, encoded: patch, history: room.store.history, views: &room.views, after: { state })
-        room.writes.append(
-            room.batchRows[room.batchRows.count - 1], holding: SimulatedRelease(room: room, held: .patch(logged)),
-            snapshots: [])
+        room.writes.append(row, holding: SimulatedRelease(room: room, held: .patch(logged)), snapshots: [])
         return change
     }
 

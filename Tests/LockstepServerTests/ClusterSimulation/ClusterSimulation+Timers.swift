@@ -33,11 +33,7 @@ extension ClusterSimulation {
     func storeInBatch(_ op: SimulatedLog.TimerOp, in room: SimulatedRoom) {
         room.batchTimerOps.append(op)
         room.loggedTimers[op.name] = op.timer
-        if let timer = op.timer {
-            room.writes.timersChanged(scheduled: [timer], gone: [])
-        } else {
-            room.writes.timersChanged(scheduled: [], gone: [TimerKey(room: room.name, name: op.name)])
-        }
+        room.writes.timerChanged(op, in: room.name)
     }
 
     /// `SyncServer.fire` in the room's turn, inside its write: unless the server's book or the row the lock read

@@ -1,7 +1,7 @@
 @testable import LockstepServer
 
-/// What a simulated server with a log of its own holds back in its real ``DurabilityQueue``: a room's patch or an
-/// answer on one of its connections.
+/// What a simulated server holds back in a real ``DurabilityQueue`` (its own log's, or a room's on a shared log): a
+/// room's patch or an answer on one of its connections.
 struct SimulatedRelease: HeldRelease {
     let room: SimulatedRoom
     let held: SimulatedRoom.Held

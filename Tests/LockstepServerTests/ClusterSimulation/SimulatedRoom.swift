@@ -48,6 +48,7 @@ final class SimulatedRoom {
     /// (`SharedRoomState.writes`); on a log of the server's own, what the last request made, handed to the server's
     /// queue at once (`ClusterSimulation.enqueue`).
     let writes = DurabilityQueue<SimulatedRelease>()
+    /// On a shared log, the rows the write in flight stores (as `SharedRoomState.batchRows`): to take the batch back.
     var batchRows: [StoredChange] = []
     /// The state after each of the batch's rows, for the log's checks.
     var batchStates: [JSON] = []
