@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <linux/sockios.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -78,26 +76,6 @@ static inline int CLibWebSockets_frame_is_compressed(struct lws *wsi) {
 static inline int CLibWebSockets_input_waiting(int fd) {
     char byte;
     return recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
-}
-
-/// How many bytes of input the application has taken from TCP socket `fd`: what the kernel received in order, less
-/// what still waits to be read and a peer's FIN (counted once received); -1 when the socket cannot tell (not TCP, or
-/// a kernel before 4.1). Read from the kernel's `struct tcp_info` by offset, an ABI that only ever grows: glibc's
-/// copy of the struct predates `tcpi_bytes_received`, and the kernel's cannot be included beside it.
-static inline long long CLibWebSockets_bytes_taken(int fd) {
-    enum { state_offset = 0, bytes_received_offset = 128 };
-    unsigned char info[256];
-    socklen_t length = sizeof info;
-    int waiting = 0;
-    uint64_t received;
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &length) != 0 ||
-        length < bytes_received_offset + sizeof received || ioctl(fd, SIOCINQ, &waiting) != 0)
-        return -1;
-    memcpy(&received, info + bytes_received_offset, sizeof received);
-    /* The states after a FIN from the peer (TIME_WAIT 6, CLOSE_WAIT 8, LAST_ACK 9, CLOSING 11, as /proc/net/tcp). */
-    unsigned char state = info[state_offset];
-    int fin_received = state == 6 || state == 8 || state == 9 || state == 11;
-    return (long long)received - waiting - fin_received;
 }
 
 /// Services `wsi`'s socket as readable now, as a pass of the loop would: one more read of its waiting input.

@@ -20,7 +20,7 @@ enum MalformedRequest: Equatable {
     /// A body without a `Content-Length`: in chunks (`Transfer-Encoding`), which libwebsockets does not decode, or a
     /// `POST`, `PUT` or `PATCH` without either, whose body it would read until the connection closes.
     case lengthRequired
-    /// A request with a body sent before the answer to the request ahead of it (see `ReadMark`).
+    /// A request with a body sent before the answer to the request ahead of it (``checkBodyStart(_:method:)``).
     case pipelinedBody
 
     /// Why the request whose headers `wsi` holds must be refused, or nil when it is well formed.
@@ -36,14 +36,27 @@ enum MalformedRequest: Equatable {
 
     /// Why the body of the plain HTTP request whose head `wsi` holds cannot be read, or nil when it can (or there is
     /// none).
-    static func checkBody(_ wsi: OpaquePointer, _ readMark: ReadMark) -> MalformedRequest? {
+    static func checkBody(_ wsi: OpaquePointer) -> MalformedRequest? {
         if HeaderAccess.header(wsi, named: "transfer-encoding") != nil { return .lengthRequired }
         guard let declared = HeaderAccess.token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) else {
             return ["POST", "PUT", "PATCH"].contains(HeaderAccess.method(wsi)) ? .lengthRequired : nil
         }
         // Repeated, the header's values arrive joined by commas: "5,5" is refused like "abc".
-        guard let length = bodyLength(declared) else { return .contentLength(declared) }
-        return length > 0 && readMark.isBuffered(wsi) ? .pipelinedBody : nil
+        return bodyLength(declared) == nil ? .contentLength(declared) : nil
+    }
+
+    /// Why a request whose body begins with `first` (its first piece) must be refused, or nil when it may go on.
+    ///
+    /// libwebsockets 4.1 keeps what one read brought past a request in a buffer of the connection and parses the next
+    /// request from there. For a request with a body it then reads that buffer once more from its start as the body,
+    /// the request's own head first, and once the answer ends the transaction it loops forever on the bytes left
+    /// (`lws_http_action`, lib/roles/http/server/server.c, 4.1.6). So a body that starts as its head does (the method
+    /// and a space, or as much of them as the piece holds) was sent before the answer to the request ahead of it, and
+    /// is refused before it is answered. No JSON text starts so.
+    static func checkBodyStart(_ first: UnsafeRawBufferPointer, method: String) -> MalformedRequest? {
+        let head = Array(method.utf8) + [32]
+        let count = min(first.count, head.count)
+        return count > 0 && first.prefix(count).elementsEqual(head.prefix(count)) ? .pipelinedBody : nil
     }
 
     /// The number a `Content-Length` value states: digits only, around them at most spaces and tabs, and small

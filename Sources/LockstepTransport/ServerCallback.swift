@@ -69,7 +69,12 @@ func serverCallback(
 
     case LWS_CALLBACK_HTTP_BODY:
         guard let request = receivingRequest(in: user), let input else { return -1 }
-        request.receive(UnsafeRawBufferPointer(start: input, count: length))
+        let piece = UnsafeRawBufferPointer(start: input, count: length)
+        if request.body.isEmpty, let malformed = MalformedRequest.checkBodyStart(piece, method: request.method) {
+            refuse(wsi, with: malformed.response, server: server(of: wsi))
+            return -1
+        }
+        request.receive(piece)
         return 0
 
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
@@ -78,17 +83,8 @@ func serverCallback(
         setBodyWait(user, to: .settled)
         return respond(to: request, wsi, user, server: server(of: wsi))
 
-    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-        let endingARequest = slot(.handedOver, of: user)?.load(as: Bool.self) ?? false
-        server(of: wsi).readMarks[wsi, default: ReadMark()].noteDrop(endingARequest: endingARequest)
-        return 0
-
-    case LWS_CALLBACK_HTTP_BIND_PROTOCOL:
-        server(of: wsi).readMarks[wsi, default: ReadMark()].noteBinding(of: wsi)
-        return 0
-
     case LWS_CALLBACK_WSI_DESTROY:
-        server(of: wsi).readMarks[wsi] = nil
+        server(of: wsi).bodiesAwaited.remove(wsi)
         return 0
 
     case LWS_CALLBACK_TIMER:
@@ -169,8 +165,6 @@ enum SessionSlot: Int, CaseIterable {
     case exchange
     /// Its `BodyWait`.
     case bodyWait
-    /// Whether a request was handed over with this per-session data (`ReadMark`).
-    case handedOver
 }
 
 private func slot(_ slot: SessionSlot, of user: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
@@ -199,8 +193,7 @@ func armBodyDeadlines(_ server: WebSocketServer) {
     let awaited = server.bodiesAwaited
     server.bodiesAwaited = []
     let microseconds = lws_usec_t(server.configuration.handshakeTimeoutSeconds) * 1_000_000
-    // `readMarks` holds every HTTP connection not yet destroyed.
-    for wsi in awaited where server.readMarks[wsi] != nil {
+    for wsi in awaited {
         guard let wait = slot(.bodyWait, of: lws_wsi_user(wsi))?.load(as: Int.self), wait != BodyWait.settled.rawValue
         else { continue }
         lws_set_timer_usecs(wsi, microseconds)
@@ -220,9 +213,7 @@ private func handleHTTP(
     -> Int32
 {
     let server = server(of: wsi)
-    slot(.handedOver, of: user)?.storeBytes(of: true, as: Bool.self)
-    let readMark = server.readMarks[wsi] ?? ReadMark()
-    if let malformed = MalformedRequest.check(wsi, upgrade: false) ?? MalformedRequest.checkBody(wsi, readMark) {
+    if let malformed = MalformedRequest.check(wsi, upgrade: false) ?? MalformedRequest.checkBody(wsi) {
         // Written whole, as HTTP/1.1 (libwebsockets would answer the garbled version with 1.0), then closed: what
         // follows on the connection cannot be trusted to start a request.
         refuse(wsi, with: malformed.response, server: server)
@@ -233,7 +224,7 @@ private func handleHTTP(
     let bodyLength = request.declaredBodyLength
     guard bodyLength > 0 else { return respond(to: request, wsi, user, server: server) }
     // The whole body must follow within the time the head had: lws's own timeout restarts with every piece.
-    server.bodiesAwaited.append(wsi)
+    server.bodiesAwaited.insert(wsi)
     guard bodyLength <= server.configuration.maxMessageBytes else {
         // Answered at once; lws then reads the body past, and keeps the connection, unless it takes too long.
         request.bodyIsTooLarge = true

@@ -76,14 +76,13 @@ public final class WebSocketServer: @unchecked Sendable {
     let delegate: any WebSocketServerDelegate
     var connections: [UInt64: WebSocketConnection] = [:]
     var nextID: UInt64 = 1
-    /// Each open HTTP connection's `ReadMark`.
-    var readMarks: [OpaquePointer: ReadMark] = [:]
     /// Streams that had frames appended in this pass of the loop; their followers are woken once, at its end.
     private var streamsToWake: [BroadcastStream] = []
     /// HTTP answers that came in this pass, written at its end (`answerReady`).
     private var answersReady: [HTTPPromise] = []
-    /// HTTP connections whose request announced a body in this pass, for `armBodyDeadlines` at its end.
-    var bodiesAwaited: [OpaquePointer] = []
+    /// HTTP connections whose request announced a body in this pass, for `armBodyDeadlines` at its end; one is
+    /// removed when libwebsockets destroys it.
+    var bodiesAwaited: Set<OpaquePointer> = []
     /// HTTP bodies resumed in this pass, flushed with the stream wakes (`HTTPStreamWriter.flush`).
     private var bodiesToFlush: [HTTPBodyStream] = []
     /// Passes of the loop so far.
