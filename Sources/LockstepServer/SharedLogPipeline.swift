@@ -224,37 +224,33 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     ) {
         let notice = ServerMessage.error(
             id: nil, code: "unavailable", message: "whether a request was stored is unknown: reconnect and resume")
-        for failure in ending.failures {
-            switch failure {
+        for answer in ending.answers(marks: &room.marks, now: Date().timeIntervalSince1970) {
+            switch answer {
             case .sendAway(let connection):
                 // One already sent away (its changes were taken back) has left the room.
                 guard let session = room.sessions.first(where: { ObjectIdentifier($0) == connection }) else { continue }
                 server.sendAway(session, telling: notice, reason: "a request's outcome is unknown")
-            case .answer(.request(let request, let requester, _)) where ending.isUncertain:
+            case .duplicate(.request(let request, let requester, _)):
+                requester.answer(.ack(id: request.message.id, version: room.store.version, duplicate: true))
+            case .unknown(.request(let request, let requester, _)):
                 requester.answer(
                     .error(
                         id: request.message.id, code: "unavailable",
                         message:
                             "whether the request was stored is unknown: send it again with the same Idempotency-Key"))
-            case .answer(.request(let request, let requester, _)):
-                if let seq = request.seq, let name = requester.sessionName,
-                    room.marks.writeFailed(seq, of: name.value, now: Date().timeIntervalSince1970) == .duplicate
-                {
-                    requester.answer(.ack(id: request.message.id, version: room.store.version, duplicate: true))
-                    continue
-                }
+            case .unavailable(.request(let request, let requester, _)):
                 requester.answer(
                     .error(id: request.message.id, code: "unavailable", message: RequestAnswer.unavailable))
-            case .answer(.effect(let action, _)):
+            case .unknown(.effect(let action, _)), .unavailable(.effect(let action, _)):
                 server.logger.warning(
                     "an effect's action is lost", metadata: ["room": "\(room.name)", "action": "\(action.json)"])
-            case .answer(.timer):
-                // Still in the log: the next read of the log's timers arms it again.
-                break
-            case .answer(.membership(let action, _, let kind)):
+            case .unknown(.membership(let action, _, let kind)), .unavailable(.membership(let action, _, let kind)):
                 server.logger.warning(
                     "an app's \(kind.rawValue) action is lost",
                     metadata: ["room": "\(room.name)", "action": "\(action)"])
+            case .unknown(.timer), .unavailable(.timer), .duplicate:
+                // A timer is still in the log: the next read of the log's timers arms it again.
+                break
             case .send(let requester, let answer):
                 requester.answer(answer)
             }

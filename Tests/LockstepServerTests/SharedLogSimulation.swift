@@ -93,6 +93,8 @@ struct SharedLogSimulation {
         var markName: String? { nil }
         /// Each input comes from a connection of its own, sent away when whether it was stored is unknown.
         var connection: Int? { isInput ? id : nil }
+        /// No session marks: a request's duplicate is not what this simulation looks at.
+        var sessionSeq: (session: String, seq: Int)? { nil }
 
         let id: Int
         let isInput: Bool

@@ -1,4 +1,5 @@
 @testable import LockstepServer
+import LockstepStorage
 import Testing
 
 /// A room's turns in a shared log: what a write takes, where replies go, and what becomes of a failed write's batch.
@@ -8,6 +9,13 @@ import Testing
         let name: String
         var connection: Int?
         var markName: String?
+        var session: String?
+        var seq: Int?
+
+        var sessionSeq: (session: String, seq: Int)? {
+            guard let session, let seq else { return nil }
+            return (session, seq)
+        }
     }
 
     typealias Queue = SharedRoomQueue<Input, String>
@@ -144,6 +152,50 @@ import Testing
         let current = queue.prepare(attempt: second.attempt)
         #expect(!stale)
         #expect(current)
+    }
+
+    @Test func aFailedWriteAcksASeqStoredBeforeAndRefusesTheRest() throws {
+        var queue = Queue()
+        _ = queue.receive(Input(name: "sent again", connection: 1, markName: "s", session: "s", seq: 2))
+        _ = queue.receive(Input(name: "new", connection: 1, markName: "s", session: "s", seq: 4))
+        _ = queue.receive(Self.input("http"))
+        _ = queue.route("r", writesIdle: true)
+        let write = try #require(Self.startWrite(&queue))
+        let prepared = queue.prepare(attempt: write.attempt)
+        #expect(prepared)
+        _ = queue.applyBatch(from: 0)
+        queue.batchApplied()
+        var marks = SessionMarks([StoredMark(room: "room", session: "s", seq: 3, time: 0)])
+        let answers = queue.writeFailed(uncertain: false).answers(marks: &marks, now: 1)
+        #expect(Self.described(answers) == ["duplicate sent again", "unavailable new", "unavailable http", "send r"])
+        // Sent again after a later request is applied, the refused one is applied, not taken for a duplicate.
+        #expect(marks.marks["s"]?.refused == [4])
+    }
+
+    @Test func anUncertainWriteSendsConnectionsAwayAndTellsTheOthersItMayBeStored() throws {
+        var queue = Queue()
+        _ = queue.receive(Input(name: "ws", connection: 1, markName: "s", session: "s", seq: 2))
+        _ = queue.receive(Self.input("http", mark: "key"))
+        let write = try #require(Self.startWrite(&queue))
+        let prepared = queue.prepare(attempt: write.attempt)
+        #expect(prepared)
+        _ = queue.applyBatch(from: 0)
+        queue.batchApplied()
+        var marks = SessionMarks([StoredMark(room: "room", session: "s", seq: 3, time: 0)])
+        let answers = queue.writeFailed(uncertain: true).answers(marks: &marks, now: 1)
+        #expect(Self.described(answers) == ["away 1", "unknown http"])
+    }
+
+    static func described(_ answers: [Queue.Ending.Answer]) -> [String] {
+        answers.map { answer in
+            switch answer {
+            case .sendAway(let connection): "away \(connection)"
+            case .duplicate(let input): "duplicate \(input.name)"
+            case .unknown(let input): "unknown \(input.name)"
+            case .unavailable(let input): "unavailable \(input.name)"
+            case .send(let reply): "send \(reply)"
+            }
+        }
     }
 
     static func described(_ failures: [Queue.Failure]) -> [String] {

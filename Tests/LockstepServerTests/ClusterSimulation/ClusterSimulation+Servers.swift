@@ -502,19 +502,18 @@ extension ClusterSimulation {
             removeFiredSeparately(room, on: server)
         case .answerUnavailable(let base), .sendAway(let base):
             if let base { rollBack(room, to: base, on: server) }
-            for failure in ending.failures {
-                switch failure {
+            for answer in ending.answers(marks: &room.marks, now: Double(step)) {
+                switch answer {
                 case .sendAway(let connection):
                     if room.connections.contains(connection) { sendAway(connection, from: room) }
-                case .answer(.request(let request, let connection, let session)):
-                    if room.marks.writeFailed(request.seq, of: session, now: Double(step)) == .duplicate {
-                        let ack = ServerFrame.ack(
-                            id: request.id, version: room.store.version, duplicate: true, changed: false)
-                        send(ack, to: connection)
-                        continue
-                    }
+                case .duplicate(.request(let request, let connection, _)):
+                    let ack = ServerFrame.ack(
+                        id: request.id, version: room.store.version, duplicate: true, changed: false)
+                    send(ack, to: connection)
+                case .unknown(.request(let request, let connection, _)),
+                    .unavailable(.request(let request, let connection, _)):
                     send(.error(id: request.id, code: "unavailable"), to: connection)
-                case .answer:
+                case .duplicate, .unknown, .unavailable:
                     break
                 case .send(let connection, let frame):
                     send(frame, to: connection)
@@ -580,7 +579,8 @@ extension ClusterSimulation {
         switch read.purpose {
         case .pump:
             if case .retryCatchUp = room.machine.catchUpFinished(failed: outcome == .failed) {
-                tasks.append(.retryDue(server: server.index, incarnation: server.incarnation, room: room.id, name: room.name))
+                tasks.append(
+                    .retryDue(server: server.index, incarnation: server.incarnation, room: room.id, name: room.name))
             } else {
                 runPump(room, on: server)
             }

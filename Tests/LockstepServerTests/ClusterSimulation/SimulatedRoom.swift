@@ -27,6 +27,12 @@ final class SimulatedRoom {
             guard case .request(_, let connection, _) = self else { return nil }
             return connection
         }
+
+        /// A request with an idempotency key has no `seq` (its 0 is none).
+        var sessionSeq: (session: String, seq: Int)? {
+            guard case .request(let request, _, let session) = self, request.key == nil else { return nil }
+            return (session, request.seq)
+        }
     }
 
     typealias Reply = (connection: Int, frame: ServerFrame)
