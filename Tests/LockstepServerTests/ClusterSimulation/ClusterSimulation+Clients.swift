@@ -216,6 +216,10 @@ extension ClusterSimulation {
             if version > logVersion {
                 violate("\(requestID) was acknowledged at \(version), and the log holds only \(logVersion)")
             }
+            // A duplicate is one that a committed write applied: its seq or key says so only then.
+            if duplicate, !log.rooms[name]!.committedRequests.contains(requestID) {
+                violate("\(requestID) was acknowledged as a duplicate, and no committed write applied it")
+            }
             let stored = log.rooms[name]!.versionOf[requestID]
             if changed, stored != version {
                 violate("\(requestID) was acknowledged at \(version), and the log has it at \(stored.map(String.init) ?? "no version")")
