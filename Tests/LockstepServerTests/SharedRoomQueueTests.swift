@@ -160,13 +160,8 @@ import Testing
         _ = queue.receive(Input(name: "new", connection: 1, markName: "s", session: "s", seq: 4))
         _ = queue.receive(Self.input("http"))
         _ = queue.route("r", writesIdle: true)
-        let write = try #require(Self.startWrite(&queue))
-        let prepared = queue.prepare(attempt: write.attempt)
-        #expect(prepared)
-        _ = queue.applyBatch(from: 0)
-        queue.batchApplied()
-        var marks = SessionMarks([StoredMark(room: "room", session: "s", seq: 3, time: 0)])
-        let answers = queue.writeFailed(uncertain: false).answers(marks: &marks, now: 1)
+        var marks = Self.marksUpTo3
+        let answers = try Self.failWrite(&queue, uncertain: false, marks: &marks)
         #expect(Self.described(answers) == ["duplicate sent again", "unavailable new", "unavailable http", "send r"])
         // Sent again after a later request is applied, the refused one is applied, not taken for a duplicate.
         #expect(marks.marks["s"]?.refused == [4])
@@ -176,14 +171,24 @@ import Testing
         var queue = Queue()
         _ = queue.receive(Input(name: "ws", connection: 1, markName: "s", session: "s", seq: 2))
         _ = queue.receive(Self.input("http", mark: "key"))
-        let write = try #require(Self.startWrite(&queue))
+        var marks = Self.marksUpTo3
+        let answers = try Self.failWrite(&queue, uncertain: true, marks: &marks)
+        #expect(Self.described(answers) == ["away 1", "unknown http"])
+    }
+
+    /// Session `s` has stored requests up to `seq` 3.
+    static let marksUpTo3 = SessionMarks([StoredMark(room: "room", session: "s", seq: 3, time: 0)])
+
+    /// Writes what waits, applies its batch, and has its commit fail: the answers to the batch.
+    static func failWrite(
+        _ queue: inout Queue, uncertain: Bool, marks: inout SessionMarks
+    ) throws -> [Queue.Ending.Answer] {
+        let write = try #require(startWrite(&queue))
         let prepared = queue.prepare(attempt: write.attempt)
         #expect(prepared)
         _ = queue.applyBatch(from: 0)
         queue.batchApplied()
-        var marks = SessionMarks([StoredMark(room: "room", session: "s", seq: 3, time: 0)])
-        let answers = queue.writeFailed(uncertain: true).answers(marks: &marks, now: 1)
-        #expect(Self.described(answers) == ["away 1", "unknown http"])
+        return queue.writeFailed(uncertain: uncertain).answers(marks: &marks, now: 1)
     }
 
     static func described(_ answers: [Queue.Ending.Answer]) -> [String] {
