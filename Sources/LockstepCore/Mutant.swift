@@ -85,6 +85,9 @@ public enum Mutant: String, CaseIterable, Sendable {
     /// `DurabilityQueue.timersChanged`: a write's timer rows are kept as they came, so a cancel and a new timer of
     /// the same name in one write leave no row (the log stores every row, then removes every gone one).
     case timerRowsNotCoalesced
+    /// `SharedRoomQueue.Ending.answers`: a request without a connection (over HTTP) whose write's commit went
+    /// unanswered is told `unavailable`, nothing stored, though it may be.
+    case uncertainKeyedAnsweredUnavailable
 
     /// The mutant `LOCKSTEP_MUTANT` names, if any.
     public static var active: Mutant? {

@@ -1,3 +1,7 @@
+#if LOCKSTEP_MUTANTS
+import LockstepCore
+#endif
+
 extension SharedRoomQueue.Ending {
     /// What the sender of one item of a write that failed is told.
     enum Answer {
@@ -24,6 +28,9 @@ extension SharedRoomQueue.Ending {
             case .send(let reply):
                 return .send(reply)
             case .answer(let input) where isUncertain:
+                #if LOCKSTEP_MUTANTS
+                if Mutant.isActive(.uncertainKeyedAnsweredUnavailable) { return .unavailable(input) }
+                #endif
                 return .unknown(input)
             case .answer(let input):
                 if let (session, seq) = input.sessionSeq, marks.writeFailed(seq, of: session, now: now) == .duplicate {

@@ -233,8 +233,11 @@ extension ClusterSimulation {
             guard let requestID else { return note("client \(client.index) is told \(code)") }
             note("client \(client.index) gets \(code) for \(requestID)")
             answered(client, requestID)
-            // The same request may have been applied through an earlier connection; never through this one.
-            if let stored = log.rooms[name]!.versionOf[requestID], log.rooms[name]!.senderOf[requestID] == "c\(id)" {
+            // The same request may have been applied through an earlier connection, or by an earlier attempt its
+            // sender was told may be stored; never by this one.
+            if let stored = log.rooms[name]!.versionOf[requestID], log.rooms[name]!.senderOf[requestID] == "c\(id)",
+                !client.mayBeStored.contains(requestID)
+            {
                 violate("\(requestID) was answered \(code), and the log has it at version \(stored)")
             }
             // Not applied this time: as `RoomClient` does, the client sends it again with its `seq` (a copy an earlier
@@ -244,6 +247,12 @@ extension ClusterSimulation {
             } else {
                 client.unacked.removeAll { $0.id == requestID }
             }
+        case .maybeStored(let requestID):
+            note("client \(client.index) is told \(requestID) may be stored")
+            answered(client, requestID)
+            // As a backend does with a 503: the same request with the same key, which answers it if it was stored.
+            client.mayBeStored.insert(requestID)
+            client.refused.append(requestID)
         case .readReply(let readID, let version):
             let after = client.outstanding.first(where: { $0.id == readID })?.after ?? 0
             answered(client, readID)

@@ -510,8 +510,9 @@ extension ClusterSimulation {
                     let ack = ServerFrame.ack(
                         id: request.id, version: room.store.version, duplicate: true, changed: false)
                     send(ack, to: connection)
-                case .unknown(.request(let request, let connection, _)),
-                    .unavailable(.request(let request, let connection, _)):
+                case .unknown(.request(let request, let connection, _)):
+                    send(.maybeStored(id: request.id), to: connection)
+                case .unavailable(.request(let request, let connection, _)):
                     send(.error(id: request.id, code: "unavailable"), to: connection)
                 case .duplicate, .unknown, .unavailable:
                     break

@@ -78,11 +78,12 @@ import Testing
         let limit = Self.environment("MUTANT_SEEDS").flatMap(UInt64.init) ?? 800
         var rows: [String] = []
         var survivors: [String] = []
+        let width = Mutant.allCases.map(\.rawValue.count).max()! + 1
         for mutant in Mutant.allCases {
             setenv("LOCKSTEP_MUTANT", mutant.rawValue, 1)
             let failure = try await Self.firstFailure(in: 1...limit)
             unsetenv("LOCKSTEP_MUTANT")
-            let name = mutant.rawValue.padding(toLength: 30, withPad: " ", startingAt: 0)
+            let name = mutant.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
             if let failure {
                 rows.append("\(name) yes     seed \(failure.seed)   \(failure.violations[0])")
             } else {
@@ -90,7 +91,7 @@ import Testing
                 survivors.append(mutant.rawValue)
             }
         }
-        print("mutant                         caught  seeds   first violation")
+        print("mutant".padding(toLength: width, withPad: " ", startingAt: 0) + " caught  seeds   first violation")
         print(rows.joined(separator: "\n"))
         #expect(survivors.isEmpty, "not caught: \(survivors)")
     }

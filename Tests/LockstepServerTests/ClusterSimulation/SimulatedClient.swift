@@ -34,6 +34,8 @@ final class SimulatedClient {
     var unacked: [SimulatedRequest] = []
     /// Requests answered `unavailable` on this connection: still unacked, they go out again with their `seq`.
     var refused: [String] = []
+    /// Requests with a key told they may be stored: a later `unavailable` says only that that attempt applied nothing.
+    var mayBeStored: Set<String> = []
     var connection: Int?
     var joined = false
     var mirror: Mirror?

@@ -56,6 +56,9 @@ enum ServerFrame {
     /// `changed`: the request made a version (the checks look for it in the log).
     case ack(id: String, version: Int, duplicate: Bool, changed: Bool)
     case error(id: String?, code: String)
+    /// `unavailable` for a request whose write's commit went unanswered: it may be stored, and is sent again with
+    /// its idempotency key, which tells.
+    case maybeStored(id: String)
     case readReply(id: String, version: Int)
     case close
 }

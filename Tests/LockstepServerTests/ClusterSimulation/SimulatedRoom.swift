@@ -23,8 +23,9 @@ final class SimulatedRoom {
             return request.idempotency?.markName ?? session
         }
 
+        /// A request with an idempotency key comes as over HTTP, with no connection to send away: it is answered.
         var connection: Int? {
-            guard case .request(_, let connection, _) = self else { return nil }
+            guard case .request(let request, let connection, _) = self, request.key == nil else { return nil }
             return connection
         }
 
