@@ -120,16 +120,13 @@ extension SharedLogPipeline {
     /// stored; false when they do not follow what it holds.
     func applyCommitted(_ changes: [StoredChange], to room: Room, server: isolated some RoomHost) -> Bool {
         guard let last = changes.last, last.version > room.store.version else { return true }
-        // The state before them, when views need each change's state after it.
-        var document = room.views.isEmpty ? nil : try? room.store.stateJSON()
-        let outcome = CommittedReplay.apply(
-            changes, to: &room.store, timeline: &room.timeline, app: server.configuration.app)
-        for change in outcome.applied {
-            guard let patch = Room.loggedPatch(change, views: &room.views, document: &document) else { return false }
+        let published = CommittedReplay.publish(
+            changes, to: &room.store, timeline: &room.timeline, views: &room.views, app: server.configuration.app)
+        for patch in published.patches {
             room.changesSinceSnapshot += 1
             server.broadcast(patch, in: room)
         }
-        return outcome.failure == nil
+        return published.failure == nil
     }
 
     // MARK: - Reading rooms

@@ -200,8 +200,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             switch item {
             case .input(let input):
                 server.apply(input, in: room)
-            case .reply(let requester, let answer):
-                state.writes.pending.append(.reply(requester, answer))
+            case .reply(let reply):
+                state.writes.pending.append(.reply(reply.requester, reply.answer))
             }
         }
         state.queue.batchApplied()
@@ -251,8 +251,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             case .unknown(.timer), .unavailable(.timer), .duplicate:
                 // A timer is still in the log: the next read of the log's timers arms it again.
                 break
-            case .send(let requester, let answer):
-                requester.answer(answer)
+            case .send(let reply):
+                reply.requester.answer(reply.answer)
             }
         }
     }

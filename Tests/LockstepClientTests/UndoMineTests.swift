@@ -66,7 +66,7 @@ struct UndoMineTests {
                 #expect(!message.isEmpty)
             }
             #expect(try await fetchRoom(port: server.port, room: "conflict").version == 2)
-            #expect(await alice.pendingCount == 0)
+            #expect(alice.pendingCount == 0)
             await alice.close()
             await bob.close()
         }

@@ -45,6 +45,25 @@ struct CommittedReplayTests {
         #expect(broken.applied.count < 4)
     }
 
+    @Test func whatIsPublishedIsEachAppliedChangeAndNothingPastABreak() throws {
+        let rows = try Self.committed(3)
+        var store = App.counter.makeStore(undoDepth: 10)
+        var timeline = RoomTimeline(window: 10)
+        var views = RoomViews(resumeWindow: 10)
+        let published = CommittedReplay.publish(
+            Array(rows[0...1]), to: &store, timeline: &timeline, views: &views, app: .counter)
+        #expect(published.failure == nil)
+        #expect(published.patches.map(\.version) == [1, 2])
+        #expect(try store.stateJSON() == ["count": 2])
+
+        // A stored change that is not a patch reaches no client: the copy is read again.
+        var notAPatch = rows
+        notAPatch[2] = StoredChange(room: "r", version: 3, message: Array("{}".utf8), record: rows[2].record)
+        let broken = CommittedReplay.publish(notAPatch, to: &store, timeline: &timeline, views: &views, app: .counter)
+        #expect(broken.patches.isEmpty)
+        #expect(broken.failure?.contains("version 3") == true)
+    }
+
     @Test func aBatchTakenBackLeavesTheStoreTimelineAndMarksAsBefore() throws {
         var store = App.counter.makeStore(undoDepth: 10)
         var timeline = RoomTimeline(window: 10)

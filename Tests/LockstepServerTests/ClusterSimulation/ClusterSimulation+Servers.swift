@@ -288,7 +288,7 @@ extension ClusterSimulation {
         for item in room.queue.applyBatch(from: room.store.version) {
             switch item {
             case .input(let input): applyInput(input, in: room, on: server)
-            case .reply(let connection, let frame): room.hold(.answer(connection: connection, frame))
+            case .reply(let reply): room.hold(.answer(connection: reply.connection, reply.frame))
             }
         }
         room.queue.batchApplied()
@@ -516,8 +516,8 @@ extension ClusterSimulation {
                     send(.error(id: request.id, code: "unavailable"), to: connection)
                 case .duplicate, .unknown, .unavailable:
                     break
-                case .send(let connection, let frame):
-                    send(frame, to: connection)
+                case .send(let reply):
+                    send(reply.frame, to: reply.connection)
                 }
             }
         }
@@ -619,17 +619,10 @@ extension ClusterSimulation {
 
     /// `SharedLogPipeline.applyCommitted`: the real ``CommittedReplay``, and the stored bytes to the room's clients.
     func applyCommitted(_ rows: [StoredChange], to room: SimulatedRoom, on server: SimulatedServer) -> Bool {
-        // The state before them, when views need each change's state after it.
-        var document = room.views.isEmpty ? nil : try? room.store.stateJSON()
-        let outcome = CommittedReplay.apply(rows, to: &room.store, timeline: &room.timeline, app: app)
-        for change in outcome.applied {
-            guard let patch = Room.loggedPatch(change, views: &room.views, document: &document) else {
-                abandon(room, on: server, because: "version \(change.version) is not a patch")
-                return false
-            }
-            broadcast(patch, in: room)
-        }
-        guard let failure = outcome.failure else { return true }
+        let published = CommittedReplay.publish(
+            rows, to: &room.store, timeline: &room.timeline, views: &room.views, app: app)
+        for patch in published.patches { broadcast(patch, in: room) }
+        guard let failure = published.failure else { return true }
         abandon(room, on: server, because: failure)
         return false
     }
