@@ -248,8 +248,11 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                 server.logger.warning(
                     "an app's \(kind.rawValue) action is lost",
                     metadata: ["room": "\(room.name)", "action": "\(action)"])
-            case .unknown(.timer), .unavailable(.timer), .duplicate:
+            case .unknown(.timer), .unavailable(.timer):
                 // A timer is still in the log: the next read of the log's timers arms it again.
+                break
+            case .duplicate:
+                // Only a request carries a `seq`.
                 break
             case .send(let reply):
                 reply.requester.answer(reply.answer)
