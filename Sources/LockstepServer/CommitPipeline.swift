@@ -6,10 +6,11 @@ import LockstepTransport
 /// The path of a room's changes from the reducer to the wire, and the one part of the server that knows where rooms
 /// are kept.
 ///
-/// The server receives a request, hands it to ``submit(_:to:server:)`` and the pipeline has the server apply it (at
-/// once, or in the room's next locked write when servers share the storage). What the reducer produced comes back
-/// through ``commit(_:message:record:in:server:)`` and ``reply(_:to:server:)``, and the pipeline releases it in
-/// order once what precedes it is durable. One implementation per storage, chosen once when the server starts:
+/// The server receives a request and hands it to ``submit(_:to:server:)``; the pipeline reports its turn
+/// (``PipelineEvent/turn(_:_:)``) at once, or in the room's next locked write when servers share the storage. What the
+/// reducer produced comes back through ``commit(_:message:record:in:server:)`` and ``reply(_:to:server:)``, and the
+/// pipeline reports it released (``PipelineEvent/released(_:)``) in order once what precedes it is durable. It
+/// reports everything else it learns as a ``PipelineEvent`` too, and never calls into the server otherwise. One implementation per storage, chosen once when the server starts:
 /// ``MemoryPipeline``, ``LocalLogPipeline`` (SQLite) and ``SharedLogPipeline`` (PostgreSQL).
 ///
 /// Loop-bound: every call is isolated to the server, whose executor is the transport's loop.
@@ -27,8 +28,8 @@ protocol CommitPipeline: AnyObject {
 
     /// Starts what the pipeline does on its own, such as following what other servers commit.
     func start(server: isolated some RoomHost)
-    /// Takes a change request or an effect's action for `room`; the server applies it (``RoomHost/apply(_:in:)``)
-    /// now or in the room's turn.
+    /// Takes a change request or an effect's action for `room`, and reports its turn (``PipelineEvent/turn(_:_:)``)
+    /// now or in the room's next locked write.
     func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost)
     /// A change the server applied: its patch leaves, after everything before it, once it is stored.
     func commit(
@@ -40,7 +41,7 @@ protocol CommitPipeline: AnyObject {
     func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost)
     /// Nothing of `room` waits in the pipeline or is being written.
     func isIdle(_ room: Room) -> Bool
-    /// Has an idle room leave memory (``RoomHost/evict(_:at:)``) once everything of it is stored.
+    /// Has an idle room leave memory (``PipelineEvent/evictable(_:version:)``) once everything of it is stored.
     func evict(_ room: Room, server: isolated some RoomHost)
     /// `room` left memory: the pipeline forgets what it kept for it.
     func forget(_ room: Room)
@@ -82,7 +83,7 @@ protocol CommitPipeline: AnyObject {
 extension CommitPipeline {
     func clientID(_ number: Int) -> String { "c\(number)" }
     func start(server: isolated some RoomHost) {}
-    func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost) { server.apply(input, in: room) }
+    func submit(_ input: RoomInput, to room: Room, server: isolated some RoomHost) { server.handle(.turn(input, room)) }
     func isIdle(_ room: Room) -> Bool { true }
     func forget(_ room: Room) {}
     func peersChanged(in room: Room, server: isolated some RoomHost) {}

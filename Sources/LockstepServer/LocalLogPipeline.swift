@@ -87,7 +87,7 @@ final class LocalLogPipeline: LoggingPipeline {
     private func write(server: isolated some RoomHost) async {
         while !server.isStopped, let step = queue.startWrite(sessions: server.configuration.sessionWrites) {
             guard case .write(let rows, let pending, let sessions) = step else {
-                if case .release(let items) = step { server.release(items) }
+                if case .release(let items) = step { server.handle(.released(items)) }
                 return
             }
             let snapshots = await PendingSnapshot.encodedAway(pending)
@@ -104,11 +104,11 @@ final class LocalLogPipeline: LoggingPipeline {
             switch queue.writeReturned(stored: (try? result.get()) != nil, sessions: sessions) {
             case .stored(let written):
                 for mark in sessions.marks { server.rooms[mark.room]?.marks.stored(mark) }
-                server.release(written)
+                server.handle(.released(written))
             case .failed(let release, let rooms, let written):
                 // Epochs not stored go with the room's next write.
                 for room in sessions.epochs.keys { server.rooms[room]?.epochStored = false }
-                server.release(release)
+                server.handle(.released(release))
                 if case .failure(let error) = result { fail(rooms, of: written, because: error, server: server) }
             }
         }
@@ -127,10 +127,10 @@ final class LocalLogPipeline: LoggingPipeline {
                 "changes could not be stored (\(error)); nothing was acknowledged: reconnect to get the stored state"
         )
         for name in affected.sorted() {
-            // A room the write had is dropped only if still in memory: one read again since holds what is stored.
-            let room = written.first { $0.roomName == name }?.room ?? server.rooms[name]
-            if let room, server.rooms[name] === room { server.drop(room, telling: notice, reason: "storage failure") }
-            server.rereadTimers(of: name)
+            if let room = written.first(where: { $0.roomName == name })?.room ?? server.rooms[name] {
+                server.handle(.roomLost(room, notice: notice, reason: "storage failure"))
+            }
+            server.handle(.timersUnsure(room: name))
         }
     }
 }

@@ -13,7 +13,7 @@ final class MemoryPipeline: CommitPipeline {
     func commit(
         _ patch: Room.LoggedPatch, message: [UInt8], record: ChangeRecord, in room: Room, server: isolated some RoomHost
     ) {
-        server.broadcast(patch, in: room)
+        server.handle(.committed(patch, room))
     }
 
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost) {

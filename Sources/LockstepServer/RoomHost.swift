@@ -2,9 +2,9 @@ import LockstepCore
 import LockstepStorage
 import Logging
 
-/// What a ``CommitPipeline`` may ask of the server it works for: the rooms in memory, applying an input in a room's
-/// turn, releasing what became durable, and acting on connections when storage fails. A pipeline sees the server
-/// only through this, isolated to it (the transport's loop).
+/// The server as a ``CommitPipeline`` sees it: its settings, the rooms in memory, and ``handle(_:)``, which takes what
+/// the pipeline reports (``PipelineEvent``). A pipeline sees the server only through this, isolated to it (the
+/// transport's loop).
 protocol RoomHost: Actor {
     nonisolated var configuration: ServerConfiguration { get }
     nonisolated var logger: Logger { get }
@@ -14,26 +14,26 @@ protocol RoomHost: Actor {
     /// The rooms in memory, by name.
     var rooms: [String: Room] { get }
 
-    /// Applies a request, an effect's action or a due timer to `room`.
-    func apply(_ input: RoomInput, in room: Room)
-    /// Sends patches, replies and evictions that waited for a write, in order.
-    func release(_ items: [RoomRelease])
-    /// Sends `patch` to the room's clients now.
-    func broadcast(_ patch: Room.LoggedPatch, in room: Room)
-    /// Tells `session` why and closes it (1011), so its client resumes from what is stored.
-    func sendAway(_ session: Session, telling notice: ServerMessage, reason: String)
-    /// Takes `room` out of memory and closes its clients (1011) after telling them `notice`.
-    func drop(_ room: Room, telling notice: ServerMessage, reason: String)
-    /// A write of `room` failed: its timers are read from storage again.
-    func rereadTimers(of room: String)
-    /// `room` leaves memory, stored up to `version`.
-    func evict(_ room: Room, at version: Int)
-    /// Nothing of `room` runs any more: it may leave memory once idle.
-    func roomBecameIdle(_ room: Room)
-    /// The room's presence is due to be sent.
-    func schedulePresence(in room: Room)
-    /// The presence states of `clients` changed.
-    func presenceStatesChanged(of clients: [String], in room: Room)
+    /// Carries out what a pipeline reports, at once.
+    func handle(_ event: PipelineEvent)
 }
 
-extension SyncServer: RoomHost {}
+extension SyncServer: RoomHost {
+    func handle(_ event: PipelineEvent) {
+        switch event {
+        case .turn(let input, let room): apply(input, in: room)
+        case .released(let items): release(items)
+        case .committed(let patch, let room): broadcast(patch, in: room)
+        case .sessionLost(let session, let notice, let reason): sendAway(session, telling: notice, reason: reason)
+        case .roomLost(let room, let notice, let reason):
+            // A room read again since holds what is stored.
+            guard rooms[room.name] === room else { return }
+            drop(room, telling: notice, reason: reason)
+        case .timersUnsure(let room): rereadTimers(of: room)
+        case .evictable(let room, let version): evict(room, at: version)
+        case .idle(let room): roomBecameIdle(room)
+        case .peersChanged(let room): schedulePresence(in: room)
+        case .peerStatesChanged(let clients, let room): presenceStatesChanged(of: clients, in: room)
+        }
+    }
+}

@@ -124,7 +124,7 @@ extension SharedLogPipeline {
             changes, to: &room.store, timeline: &room.timeline, views: &room.views, app: server.configuration.app)
         for patch in published.patches {
             room.changesSinceSnapshot += 1
-            server.broadcast(patch, in: room)
+            server.handle(.committed(patch, room))
         }
         return published.failure == nil
     }
@@ -226,8 +226,8 @@ extension SharedLogPipeline {
                 again = read.again
                 switch read.change {
                 case .nothing: break
-                case .membership: server.schedulePresence(in: room)
-                case .states(let clients): server.presenceStatesChanged(of: clients, in: room)
+                case .membership: server.handle(.peersChanged(room))
+                case .states(let clients): server.handle(.peerStatesChanged(clients, room))
                 }
             }
         }

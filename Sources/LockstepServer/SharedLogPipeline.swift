@@ -91,7 +91,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Everything the room did is committed: it may go at once.
     func evict(_ room: Room, server: isolated some RoomHost) {
-        server.evict(room, at: room.store.version)
+        server.handle(.evictable(room, version: room.store.version))
     }
 
     /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
@@ -119,7 +119,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
                         state.queue.machine.retryDue()
                     }
                 case .idle:
-                    server.roomBecameIdle(room)
+                    server.handle(.idle(room))
                     return
                 }
             }
@@ -165,7 +165,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         case .release:
             room.store.releaseHistoryCheckpoint()
             for mark in state.batchMarks { room.marks.stored(mark) }
-            server.release(written)
+            server.handle(.released(written))
         case .answerUnavailable(let base), .sendAway(let base):
             if let base { rollBack(room, state, to: base, server: server) }
             answerFailed(ending, in: room, server: server)
@@ -199,7 +199,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         for item in state.queue.applyBatch(from: room.store.version) {
             switch item {
             case .input(let input):
-                server.apply(input, in: room)
+                server.handle(.turn(input, room))
             case .reply(let reply):
                 state.writes.pending.append(.reply(reply.requester, reply.answer))
             }
@@ -229,7 +229,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             case .sendAway(let connection):
                 // One already sent away (its changes were taken back) has left the room.
                 guard let session = room.sessions.first(where: { ObjectIdentifier($0) == connection }) else { continue }
-                server.sendAway(session, telling: notice, reason: "a request's outcome is unknown")
+                server.handle(.sessionLost(session, notice: notice, reason: "a request's outcome is unknown"))
             case .duplicate(.request(let request, let requester, _)):
                 requester.answer(.ack(id: request.message.id, version: room.store.version, duplicate: true))
             case .unknown(.request(let request, let requester, _)):
@@ -277,15 +277,14 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         if state.batchEpoch { room.epochStored = false }
         let notice = ServerMessage.error(id: nil, code: "unavailable", message: "reconnect to resume")
         for session in room.sessions where session.syncedVersion > version {
-            server.sendAway(session, telling: notice, reason: "the changes it was sent were taken back")
+            server.handle(.sessionLost(session, notice: notice, reason: "the changes it was sent were taken back"))
         }
     }
 
     /// Drops a room whose memory cannot be trusted; its clients are told and disconnected, and resume from the log.
     func abandon(_ room: Room, because reason: String, server: isolated some RoomHost) {
-        guard server.rooms[room.name] === room else { return }
         let notice = ServerMessage.error(
             id: nil, code: "unavailable", message: "the room must be read again (\(reason)); reconnect")
-        server.drop(room, telling: notice, reason: "room reloading")
+        server.handle(.roomLost(room, notice: notice, reason: "room reloading"))
     }
 }
