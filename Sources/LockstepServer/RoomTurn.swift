@@ -113,14 +113,28 @@ enum RoomTurn {
         let record: ChangeRecord
     }
 
-    /// Moves the mark `name` of `room` up to `seq` (keeping `answer` for an idempotency key), and returns the mark to
-    /// store with the request's write.
-    static func moveMark(
-        _ name: String, to seq: Int, answer: String? = nil, in room: String, marks: inout SessionMarks, now: Double,
-        idleSeconds: Double, limit: Int
-    ) -> StoredMark {
-        marks.advance(name, to: seq, answer: answer, now: now, idleSeconds: idleSeconds, limit: limit)
-        return StoredMark(
-            room: room, session: name, seq: seq, time: now, answer: answer, holes: marks.holesToStore(for: name))
+    /// The marks a request answered in its turn moves, in memory at once; each is to be stored in the same write as
+    /// the request's change, so the answer, sent after that write, covers both.
+    ///
+    /// A request that took effect (``RequestAnswer/applies``) moves its session's mark up to its `seq`; one with an
+    /// idempotency key keeps its answer in the key's mark, a refusal too, unless it was `unavailable` (it may be sent
+    /// again as it is).
+    static func marksMoved(
+        by answer: RequestAnswer, seq: Int?, session: String?, idempotency: Idempotency?, in room: String,
+        marks: inout SessionMarks, now: Double, writes: SessionWrites
+    ) -> [StoredMark] {
+        var moved: [StoredMark] = []
+        func move(_ name: String, to seq: Int, answer: String? = nil) {
+            marks.advance(name, to: seq, answer: answer, now: now, idleSeconds: writes.idleSeconds, limit: writes.limit)
+            moved.append(
+                StoredMark(
+                    room: room, session: name, seq: seq, time: now, answer: answer,
+                    holes: marks.holesToStore(for: name)))
+        }
+        if answer.applies, let seq, let session { move(session, to: seq) }
+        if let idempotency, !answer.isUnavailable {
+            move(idempotency.markName, to: 1, answer: idempotency.recorded(answer))
+        }
+        return moved
     }
 }

@@ -21,26 +21,16 @@ extension SyncServer {
         return false
     }
 
-    /// Answers a request in its turn. An ack first moves the session's mark up to the request's `seq`, and a request
-    /// with an idempotency key keeps its answer in the key's mark (unless it was `unavailable`, which may be sent
-    /// again): in memory at once, and in the log in the same write as the change, so the answer, sent after that
-    /// write, covers both.
+    /// Answers a request in its turn, after the marks it moves (`RoomTurn.marksMoved`), which go with its write.
+    /// A no-op action has no change to store: its marks are stored on their own, and the answer waits for them all
+    /// the same.
     func finish(seq: Int?, with answer: RequestAnswer, for requester: any Requester) {
         let room = requester.room
-        if answer.applies, let seq, let name = requester.sessionName { advanceMark(name.value, to: seq, in: room) }
-        if let idempotency = requester.idempotency, !answer.isUnavailable {
-            advanceMark(idempotency.markName, to: 1, answer: idempotency.recorded(answer), in: room)
-        }
+        let moved = RoomTurn.marksMoved(
+            by: answer, seq: seq, session: requester.sessionName?.value, idempotency: requester.idempotency,
+            in: room.name, marks: &room.marks, now: Date().timeIntervalSince1970, writes: configuration.sessionWrites)
+        for mark in moved { pipeline.markMoved(mark, in: room, server: self) }
         reply(answer, to: requester)
-    }
-
-    private func advanceMark(_ name: String, to seq: Int, answer: String? = nil, in room: Room) {
-        // A no-op action has no change to store: the mark is stored on its own, and the answer waits for it all the
-        // same.
-        let mark = RoomTurn.moveMark(
-            name, to: seq, answer: answer, in: room.name, marks: &room.marks, now: Date().timeIntervalSince1970,
-            idleSeconds: configuration.sessionIdle.seconds, limit: configuration.sessionLimit)
-        pipeline.markMoved(mark, in: room, server: self)
     }
 }
 

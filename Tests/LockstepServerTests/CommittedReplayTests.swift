@@ -69,15 +69,17 @@ struct CommittedReplayTests {
         var timeline = RoomTimeline(window: 10)
         _ = try RoomTurnTests.increments(2, on: &store, timeline: &timeline)
         var marks = SessionMarks()
-        marks.stored(RoomTurn.moveMark("s1", to: 1, in: "r", marks: &marks, now: 0, idleSeconds: 60, limit: 10))
+        for mark in RoomTurnTests.moved(by: .ack(id: "a", version: 1), seq: 1, session: "s1", marks: &marks) {
+            marks.stored(mark)
+        }
 
         store.setHistoryCheckpoint()
         let batch = try RoomTurnTests.increments(2, on: &store, timeline: &timeline)
-        let moved = RoomTurn.moveMark("s1", to: 2, in: "r", marks: &marks, now: 0, idleSeconds: 60, limit: 10)
+        let moved = RoomTurnTests.moved(by: .ack(id: "b", version: 4), seq: 2, session: "s1", marks: &marks)
         #expect(marks.covers(2, of: "s1"))
 
         try StoreRollback.takeBack(
-            batch, marks: [moved], to: 2, store: &store, timeline: &timeline, marks: &marks, app: .counter)
+            batch, marks: moved, to: 2, store: &store, timeline: &timeline, marks: &marks, app: .counter)
         #expect(try store.version == 2 && store.stateJSON() == ["count": 2])
         #expect(store.history.undoCount == 2)
         #expect(timeline.steps.map(\.version) == [1, 2])

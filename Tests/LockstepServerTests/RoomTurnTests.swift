@@ -15,11 +15,21 @@ struct RoomTurnTests {
         ReducerContext(sender: sender, time: 1_000 + store.version, version: store.version + 1, epoch: "e")
     }
 
+    static let writes = SessionWrites(idleSeconds: 60, limit: 10)
+
+    /// The marks `answer` moves in room "r", at time 0.
+    static func moved(
+        by answer: RequestAnswer, seq: Int? = nil, session: String? = nil, key: Idempotency? = nil,
+        marks: inout SessionMarks
+    ) -> [StoredMark] {
+        RoomTurn.marksMoved(
+            by: answer, seq: seq, session: session, idempotency: key, in: "r", marks: &marks, now: 0, writes: writes)
+    }
+
     @Test func aSeqTheMarkCoversIsAnsweredAsADuplicateAndOneWithoutASessionRefused() {
         var marks = SessionMarks()
-        let mark = RoomTurn.moveMark(
-            "s1", to: 3, in: "r", marks: &marks, now: 0, idleSeconds: 60, limit: 10)
-        #expect(mark.seq == 3 && mark.session == "s1" && mark.room == "r")
+        let moved = Self.moved(by: .ack(id: "a3", version: 7), seq: 3, session: "s1", marks: &marks)
+        #expect(moved.map(\.seq) == [3] && moved.map(\.session) == ["s1"] && moved.map(\.room) == ["r"])
         let answer = { (seq: Int, session: String?) in
             RoomTurn.answerInstead(
                 of: ClientRequest(message: .action(id: "a\(seq)", action: Self.increment), seq: seq), session: session,
@@ -46,10 +56,8 @@ struct RoomTurnTests {
         var marks = SessionMarks()
         #expect(RoomTurn.answerInstead(of: request, session: nil, idempotency: key, marks: marks, version: 0) == nil)
 
-        let mark = RoomTurn.moveMark(
-            key.markName, to: 1, answer: key.recorded(.ack(id: "h", version: 5)), in: "r", marks: &marks, now: 0,
-            idleSeconds: 60, limit: 10)
-        #expect(mark.answer != nil)
+        let moved = Self.moved(by: .ack(id: "h", version: 5), key: key, marks: &marks)
+        #expect(moved.map(\.session) == [key.markName] && moved.first?.answer != nil)
         let again = RoomTurn.answerInstead(of: request, session: nil, idempotency: key, marks: marks, version: 9)
         guard case .ack("h", 5, true)? = again else { Issue.record("\(String(describing: again))"); return }
 
@@ -59,6 +67,27 @@ struct RoomTurnTests {
             Issue.record("\(String(describing: mismatch))")
             return
         }
+    }
+
+    @Test func onlyWhatTookEffectMovesASessionAndOnlyUnavailableLeavesAKeyFree() throws {
+        let key = try #require(Idempotency(key: "k", body: Array(#"{"type":"undo"}"#.utf8)))
+        var marks = SessionMarks()
+        let refused = RequestAnswer.error(id: "a", code: "rejected", message: "no")
+        #expect(Self.moved(by: refused, seq: 1, session: "s1", marks: &marks).isEmpty)
+        #expect(!marks.covers(1, of: "s1"))
+        let unavailable = RequestAnswer.error(id: "a", code: "unavailable", message: RequestAnswer.unavailable)
+        #expect(Self.moved(by: unavailable, key: key, marks: &marks).isEmpty)
+        #expect(marks.answer(for: key.markName) == nil)
+
+        let kept = Self.moved(by: refused, key: key, marks: &marks)
+        #expect(kept.map(\.session) == [key.markName])
+        let again = RoomTurn.answerInstead(
+            of: ClientRequest(message: .undo(id: "b")), session: nil, idempotency: key, marks: marks, version: 4)
+        guard case .error("b", "rejected", _)? = again else { Issue.record("\(String(describing: again))"); return }
+
+        let scheduled = RequestAnswer.scheduled(id: "t", timer: "tick", due: nil)
+        let both = Self.moved(by: scheduled, seq: 2, session: "s2", key: key, marks: &marks)
+        #expect(both.map(\.session) == ["s2", key.markName] && marks.covers(2, of: "s2"))
     }
 
     @Test func eachKindOfRequestMakesItsChangeWithItsCause() throws {

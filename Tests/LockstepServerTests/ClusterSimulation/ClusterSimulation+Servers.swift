@@ -346,39 +346,37 @@ extension ClusterSimulation {
             case .revert(let version):
                 change = try revert(to: version, id: request.id, client: sender.client, in: room, context: context)
             }
-            let answer = RequestAnswer.ack(id: request.id, version: room.store.version)
-            moveMark(for: request, of: session, answered: answer, in: room)
+            finish(request, of: session, answered: .ack(id: request.id, version: room.store.version), in: room)
             let ack = ServerFrame.ack(
                 id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
             room.hold(.answer(connection: id, ack))
         } catch let error as TimeTravelError {
+            finish(request, of: session, answered: .error(id: request.id, code: error.code, message: ""), in: room)
             room.hold(.answer(connection: id, .error(id: request.id, code: error.code)))
         } catch {
-            // A key keeps its request's refusal, as `SyncServer.finish` does; a session's mark does not move.
-            let answer = RequestAnswer.error(id: request.id, code: "rejected", message: "\(error)")
-            if request.key != nil { moveMark(for: request, of: session, answered: answer, in: room) }
+            finish(request, of: session, answered: .error(id: request.id, code: "rejected", message: ""), in: room)
             room.hold(.answer(connection: id, .error(id: request.id, code: "rejected")))
         }
     }
 
-    /// `SyncServer.finish`: an answered request moves its session's mark to its `seq`, or keeps its answer in its
-    /// idempotency key's mark; one mark per name goes with the write, as the real write sends it.
-    private func moveMark(
-        for request: SimulatedRequest, of session: String, answered answer: RequestAnswer, in room: SimulatedRoom
+    /// `SyncServer.finish`: the marks the answer moves (`RoomTurn.marksMoved`), one per name going with the write, as
+    /// the real write sends it.
+    private func finish(
+        _ request: SimulatedRequest, of session: String, answered answer: RequestAnswer, in room: SimulatedRoom
     ) {
         let idempotency = request.idempotency
-        let name = idempotency?.markName ?? session
-        let mark = RoomTurn.moveMark(
-            name, to: idempotency == nil ? request.seq : 1, answer: idempotency?.recorded(answer), in: room.name,
-            marks: &room.marks, now: Double(step), idleSeconds: SimulatedRoom.sessionWrites.idleSeconds,
-            limit: SimulatedRoom.sessionWrites.limit)
-        room.writes.marks.append(mark)
-        let earlier = room.batchMarks.first { $0.session == name }?.seq ?? 0
-        room.batchMarks.removeAll { $0.session == name }
-        room.batchMarks.append(
-            StoredMark(
-                room: mark.room, session: name, seq: max(earlier, mark.seq), time: mark.time, answer: mark.answer,
-                holes: mark.holes))
+        let moved = RoomTurn.marksMoved(
+            by: answer, seq: idempotency == nil ? request.seq : nil, session: session, idempotency: idempotency,
+            in: room.name, marks: &room.marks, now: Double(step), writes: SimulatedRoom.sessionWrites)
+        for mark in moved {
+            room.writes.marks.append(mark)
+            let earlier = room.batchMarks.first { $0.session == mark.session }?.seq ?? 0
+            room.batchMarks.removeAll { $0.session == mark.session }
+            room.batchMarks.append(
+                StoredMark(
+                    room: mark.room, session: mark.session, seq: max(earlier, mark.seq), time: mark.time,
+                    answer: mark.answer, holes: mark.holes))
+        }
     }
 
     /// ``RoomTurn`` in the room's turn: the store's change, its patch held until the commit and its row in the batch.
