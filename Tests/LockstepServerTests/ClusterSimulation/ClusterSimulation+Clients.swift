@@ -44,12 +44,19 @@ extension ClusterSimulation {
 
     /// A new request: an action of the app, an undo or redo (global or mine), a revert, a timer or its cancel.
     func act(_ client: SimulatedClient) {
-        // Now and then an action as a backend sends it over HTTP: with an idempotency key, without a `seq`.
+        // Now and then a request as a backend sends it over HTTP: with an idempotency key, without a `seq`; mostly an
+        // action, and an undo, a redo or a revert, whose answer the key keeps whatever the room does after it.
         if chance(150) {
             client.keyed += 1
-            let action = SimulatedRequest.Kind.action(appAction(for: client))
+            let kind: SimulatedRequest.Kind
+            switch below(10) {
+            case 0: kind = .undo
+            case 1: kind = .redo
+            case 2: kind = .revert(to: max(0, (client.mirror?.version ?? 0) - below(12)))
+            default: kind = .action(appAction(for: client))
+            }
             let id = "\(client.session).key\(client.keyed)"
-            return send(SimulatedRequest(id: id, seq: 0, kind: action, key: id), from: client)
+            return send(SimulatedRequest(id: id, seq: 0, kind: kind, key: id), from: client)
         }
         let seq = client.nextSeq
         client.nextSeq += 1
