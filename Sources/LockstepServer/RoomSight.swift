@@ -38,3 +38,23 @@ protocol RoomSight {
 func roomSight(following path: JSONPointer, reader: String?, redacting: Bool) -> any RoomSight {
     path.isRoot && !redacting ? WholeRoom() : RoomView(path: PathView(path: path), reader: reader, redacts: redacting)
 }
+
+/// What an HTTP reader sees: the part `path` names (the whole room without one), and with private parts, what the
+/// subject of its Bearer token may see.
+func roomSight(of request: HTTPRequest, path: String?, parts: PrivateParts, tokens: TokenAuthority?) -> any RoomSight {
+    let pointer = path.flatMap { try? JSONPointer($0) } ?? .root
+    guard !parts.isEmpty else { return roomSight(following: pointer, reader: nil, redacting: false) }
+    let token = TokenAuthority.bearerToken(in: request.header("authorization"))
+    let subject = token.flatMap { try? tokens?.verify($0) }?.subject
+    return roomSight(following: pointer, reader: subject, redacting: true)
+}
+
+/// The refusal of a `path=` (a view's) that is not a JSON Pointer; nil for one that is.
+func pathRefusal(_ path: String) -> HTTPResponse? {
+    do {
+        _ = try JSONPointer(path)
+        return nil
+    } catch {
+        return HTTPResponse(status: 400, text: "path must be a JSON Pointer such as /boards/7: \(error)\n")
+    }
+}

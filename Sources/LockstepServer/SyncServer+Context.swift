@@ -5,38 +5,8 @@ import LockstepJSON
 extension SyncServer {
     func context(for requester: any Requester, in room: Room) -> ReducerContext {
         var context = context(for: requester.sender(run: runID), in: room)
-        if !privateParts.isEmpty { context.refusal = Self.privateWrites(privateParts, by: requester.subject) }
+        if !privateParts.isEmpty { context.refusal = privateParts.writeRefusal(by: requester.subject) }
         return context
-    }
-
-    /// What a sender may write under private parts: nothing inside another's private subtree, nothing over an
-    /// ancestor holding one (the inverse carries what was there), and no value carrying one.
-    static func privateWrites(
-        _ parts: PrivateParts, by subject: String?
-    ) -> @Sendable (JSONPatch, JSONPatch) -> String? {
-        { forward, inverse in
-            for operation in forward.operations + inverse.operations {
-                if let refusal = privateRefusal(of: operation, parts: parts, subject: subject) { return refusal }
-            }
-            return nil
-        }
-    }
-
-    /// Why `operation` touches someone else's private part, or nil: its places (`path`, `from`, a `test`'s too) and
-    /// the value it carries.
-    static func privateRefusal(of operation: PatchOperation, parts: PrivateParts, subject: String?) -> String? {
-        for place in operation.places where parts.hides(place, from: subject) {
-            return "\(place) is someone else's private part of the room"
-        }
-        switch operation {
-        case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
-            guard parts.redact(value, at: path, for: subject) == value else {
-                return "\(path) holds someone else's private part of the room"
-            }
-        default:
-            break
-        }
-        return nil
     }
 
     /// The context of the room's next change: its time never goes below the previous change's, even when the clock

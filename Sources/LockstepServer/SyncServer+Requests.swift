@@ -77,7 +77,7 @@ extension SyncServer {
             let sender = HTTPRequester(
                 room: room, from: from, idempotency: idempotency, number: self.requestsWithoutConnection, headers: cors,
                 promise: promise)
-            if let refusal = self.historyRefusal(of: parsed.message, role: from.role) {
+            if let refusal = self.configuration.historyRefusal(of: parsed.message, role: from.role) {
                 return promise.complete(with: refuse(403, "forbidden", refusal))
             }
             self.submit(parsed, from: sender)

@@ -28,7 +28,7 @@ extension SyncServer {
             throw RoomRequestError(code: "bad_message", message: "only an action, undo, redo or revert changes a room")
         }
         let found = try await loadedRoom(room)
-        if let refusal = historyRefusal(of: request, role: sender.role) {
+        if let refusal = configuration.historyRefusal(of: request, role: sender.role) {
             throw RoomRequestError(code: "forbidden", message: refusal)
         }
         requestsWithoutConnection += 1

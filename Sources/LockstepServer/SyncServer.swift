@@ -32,6 +32,7 @@ public actor SyncServer {
     /// Rooms being read from storage, with everyone else asking for one meanwhile: they wait for the same read.
     var reads: [String: [CheckedContinuation<StorageError?, Never>]] = [:]
     let logger: Logger
+    nonisolated let auditTrail: AuditTrail
     var rooms: [String: Room] = [:]
     private var clientCount = 0
     private var connectionCount = 0
@@ -89,6 +90,7 @@ public actor SyncServer {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        auditTrail = AuditTrail(logger: logger, limitBytes: configuration.auditLimitBytes)
         privateParts = configuration.privateParts.union(configuration.app.privateParts)
         if !privateParts.isEmpty, configuration.tokens == nil {
             storage.closable?.close()
@@ -157,7 +159,7 @@ public actor SyncServer {
         if let refusal = SessionName.refusal(query: request.query) {
             return HTTPResponse(status: 400, text: refusal)
         }
-        if let path = request.query["path"], let refusal = Self.pathRefusal(path) { return refusal }
+        if let path = request.query["path"], let refusal = pathRefusal(path) { return refusal }
         if let origin = request.header("origin"), !configuration.allowsOrigin(origin, host: request.header("host")) {
             return HTTPResponse(status: 403, text: ServerConfiguration.originRefusal(origin) + "\n")
         }
@@ -180,6 +182,27 @@ public actor SyncServer {
         // The client is not read until it is in the room, which may have to be read or brought up to date first.
         connection.pauseReceiving()
         Task { await self.enter(connection, room: roomName.value, grant: grant) }
+    }
+
+    /// What `connection` may do in `room`, or nil after refusing it: one `unauthorized` error, then
+    /// close 1008. Runs before the connection joins the room, so a refused client sees no state.
+    func admit(_ connection: WebSocketConnection, to room: String) -> AccessGrant? {
+        guard let tokens = configuration.tokens else { return AccessGrant(room: "*", role: .write) }
+        let token = connection.query["token"] ?? TokenAuthority.bearerToken(in: connection.header("authorization"))
+        do {
+            return try tokens.authorize(token, room: room)
+        } catch {
+            metrics.error(error.code)
+            logger.info(
+                "refused a connection",
+                metadata: [
+                    "room": "\(room)", "peer": "\(connection.peerAddress)", "reason": "\(error.message)",
+                ])
+            let refusal = ServerMessage.error(id: nil, code: error.code, message: error.message)
+            connection.send(OutboundFrame(text: refusal.serialized()))
+            connection.close(code: 1008, reason: "unauthorized")
+            return nil
+        }
     }
 
     /// Makes the client of `connection` a member of `room`: its snapshot (or resume), then the room's broadcasts.
@@ -340,7 +363,7 @@ public actor SyncServer {
                 send(.error(id: request.id, code: "forbidden", message: "this token may only read"), to: session)
                 return
             }
-            if let refusal = historyRefusal(of: request, role: session.role) {
+            if let refusal = configuration.historyRefusal(of: request, role: session.role) {
                 send(.error(id: request.id, code: "forbidden", message: refusal), to: session)
                 return
             }
@@ -422,7 +445,7 @@ public actor SyncServer {
         let patch = Room.loggedPatch(
             change, encoded: encoded, history: room.store.history, views: &room.views,
             after: { try room.store.stateJSON() })
-        audit(change, in: room, cause: cause)
+        auditTrail.record(change, in: room.name, cause: cause)
         room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
         pipeline.commit(patch, message: encoded.bytes, record: encoded.record, in: room, server: self)
     }
@@ -557,19 +580,21 @@ public actor SyncServer {
         case "/lockstep.d.ts":
             return WebAssets.typeDeclarations
         default:
-            if let page = pageResponse(to: request) { return page }
+            if let page = InspectorPages.response(to: request, rooms: rooms.values) { return page }
             // A page of an allowed origin reads every answer, refusals included.
             let cors = corsHeaders(for: request)
             if request.path.hasSuffix("/timers"), let room = RoomName(path: String(request.path.dropLast(7))) {
-                if let refusal = refusal(for: request, room: room.value) { return refusal.adding(cors) }
+                if let refusal = configuration.readRefusal(of: request, room: room.value) {
+                    return refusal.adding(cors)
+                }
                 let promise = HTTPPromise()
                 Task { promise.complete(with: await self.timersResponse(room: room.value).adding(cors)) }
                 return .deferred(promise)
             }
             guard var read = RoomRead(request) else { return HTTPResponse(status: 404, text: "not found\n") }
-            if let refusal = refusal(for: request, room: read.room) { return refusal.adding(cors) }
-            if let path = read.path, let refusal = Self.pathRefusal(path) { return refusal.adding(cors) }
-            read.sight = sight(of: request, path: read.path)
+            if let refusal = configuration.readRefusal(of: request, room: read.room) { return refusal.adding(cors) }
+            if let path = read.path, let refusal = pathRefusal(path) { return refusal.adding(cors) }
+            read.sight = roomSight(of: request, path: read.path, parts: privateParts, tokens: configuration.tokens)
             // Answered once the room is read (when not in memory) and, for a past version, its history.
             let promise = HTTPPromise()
             Task { promise.complete(with: await self.answer(read).adding(cors)) }

@@ -2,10 +2,10 @@ import LockstepCore
 import LockstepTransport
 
 /// The pages for people: the rooms in memory, and each room's inspector.
-extension SyncServer {
+enum InspectorPages {
     /// `GET /` and `GET /inspect/ROOM`, or nil for any other path.
-    func pageResponse(to request: HTTPRequest) -> HTTPResponse? {
-        if request.path == "/" { return roomList(token: request.query["token"]) }
+    static func response(to request: HTTPRequest, rooms: some Collection<Room>) -> HTTPResponse? {
+        if request.path == "/" { return roomList(rooms, token: request.query["token"]) }
         guard request.path.hasPrefix("/inspect/") else { return nil }
         guard RoomName(String(request.path.dropFirst("/inspect/".count))) != nil else {
             return HTTPResponse(status: 400, text: RoomName.rule + "\n")
@@ -15,12 +15,12 @@ extension SyncServer {
 
     /// The rooms in memory, each with its version, its number of clients and a link to its inspector (the page's
     /// `token`, if any, passed on).
-    private func roomList(token: String?) -> HTTPResponse {
+    private static func roomList(_ rooms: some Collection<Room>, token: String?) -> HTTPResponse {
         // A JWT is base64url and dots: nothing in it needs escaping in a URL or in HTML, and nothing else is kept.
         let suffix = token.map { token in
             "?token=" + token.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
         }
-        let rows = rooms.values.sorted { $0.name < $1.name }.map { room in
+        let rows = rooms.sorted { $0.name < $1.name }.map { room in
             "<tr><td><a href=\"/inspect/\(room.name)\(suffix ?? "")\">\(room.name)</a></td>"
                 + "<td>\(room.store.version)</td><td>\(room.sessions.count)</td></tr>"
         }
