@@ -1,5 +1,7 @@
+import CoreMetrics
 import LockstepCore
 import LockstepStorage
+import LockstepTransport
 import Logging
 
 /// The server as a ``CommitPipeline`` sees it: its settings, the rooms in memory, and ``handle(_:)``, which takes what
@@ -35,5 +37,32 @@ extension SyncServer: RoomHost {
         case .peersChanged(let room): schedulePresence(in: room)
         case .peerStatesChanged(let clients, let room): presenceStatesChanged(of: clients, in: room)
         }
+    }
+
+    /// Sends patches, replies and evictions that waited for a write, in order.
+    func release(_ items: [RoomRelease]) {
+        for item in items {
+            switch item {
+            case .patch(let room, let patch): broadcast(patch, in: room)
+            case .reply(let requester, let answer): requester.answer(answer)
+            case .evict(let room, let version): evict(room, at: version)
+            }
+        }
+    }
+
+    /// Takes `room` out of memory and sends its clients away with `notice`: they reconnect to what storage has.
+    func drop(_ room: Room, telling notice: ServerMessage, reason: String) {
+        rooms[room.name] = nil
+        pipeline.forget(room)
+        metrics.rooms.decrement()
+        for session in room.sessions { sendAway(session, telling: notice, reason: reason) }
+    }
+
+    /// Closes a client's connection (1011) after `notice`; the room forgets it at once.
+    func sendAway(_ session: Session, telling notice: ServerMessage, reason: String) {
+        session.connection.context = nil
+        session.connection.send(OutboundFrame(text: notice.serialized()))
+        session.connection.close(code: 1011, reason: reason)
+        connectionClosed(session)
     }
 }

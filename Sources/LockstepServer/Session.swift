@@ -146,3 +146,12 @@ final class Session: Requester {
 
 @available(*, unavailable)
 extension Session: Sendable {}
+
+extension Session {
+    /// The session named in the handshake (`session=`), if any, as its token's subject owns it where there are
+    /// tokens; the handshake refused an invalid one.
+    var sessionName: SessionName? {
+        guard let name = connection.query["session"].flatMap(SessionName.init) else { return nil }
+        return role == nil ? name : name.owned(by: subject)
+    }
+}

@@ -44,23 +44,20 @@ extension SyncServer {
     }
 
     /// The transport could not accept for want of a descriptor and closed the connections waiting: counts them, and
-    /// warns at most once per `descriptorWarningInterval`.
+    /// warns when ``DescriptorWarnings`` says one is due.
     func descriptorsRanOut(errno code: Int32, refused: Int) {
         metrics.outOfDescriptors.increment(by: Int64(max(refused, 1)))
-        descriptorWarning.refused += max(refused, 1)
-        let now = clock.now
-        if let last = descriptorWarning.at, now - last < configuration.descriptorWarningInterval { return }
+        guard let refused = descriptorWarnings.refused(refused, at: clock.now) else { return }
         let limit = transport.descriptorLimit
         let scope =
             code == ENFILE ? "the system's open file table is full (ENFILE)" : "out of file descriptors (EMFILE)"
         logger.warning(
             """
-            \(scope): refused \(descriptorWarning.refused) new connections; \(transport.connectionCount) open \
+            \(scope): refused \(refused) new connections; \(transport.connectionCount) open \
             WebSocket connections keep being served, and accepting resumes as descriptors come free. Limit: \
             \(limit.description). Raise it (ulimit -n, systemd LimitNOFILE=, docker --ulimit nofile=\
             \(code == ENFILE ? ", sysctl fs.file-max" : "")) or spread clients over more servers; see docs/deploy.md
             """,
-            metadata: ["soft": "\(limit.soft)", "hard": "\(limit.hard)", "refused": "\(descriptorWarning.refused)"])
-        descriptorWarning = (now, 0)
+            metadata: ["soft": "\(limit.soft)", "hard": "\(limit.hard)", "refused": "\(refused)"])
     }
 }

@@ -54,8 +54,8 @@ public actor SyncServer {
     var timers = TimerSchedule()
     /// The wait for the soonest pending timer, as `timers` armed it.
     var timerWait: Task<Void, Never>?
-    /// When the last out-of-descriptors warning was logged, and connections refused since (see `descriptorsRanOut`).
-    var descriptorWarning: (at: Duration?, refused: Int) = (nil, 0)
+    /// When the next out-of-descriptors warning is due (see `descriptorsRanOut`).
+    var descriptorWarnings: DescriptorWarnings
     /// Set by `shutdown`: late timers find the log closed and do nothing.
     private nonisolated let stopped = Atomic(false)
     nonisolated var isStopped: Bool { stopped.load(ordering: .relaxed) }
@@ -90,6 +90,7 @@ public actor SyncServer {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        descriptorWarnings = DescriptorWarnings(interval: configuration.descriptorWarningInterval)
         auditTrail = AuditTrail(logger: logger, limitBytes: configuration.auditLimitBytes)
         privateParts = configuration.privateParts.union(configuration.app.privateParts)
         if !privateParts.isEmpty, configuration.tokens == nil {
@@ -476,6 +477,12 @@ public actor SyncServer {
             ServerMessage.HistoryRecord(version: patch.version, cause: session.sight.cause(of: patch))
         }
         send(.history(id: id, entries: entries), to: session)
+    }
+
+    /// Queues an answer behind every patch and answer its room still holds back, so order is kept.
+    func reply(_ answer: RequestAnswer, to requester: any Requester) {
+        if case .error(_, let code, _) = answer { metrics.error(code) }
+        pipeline.reply(answer, to: requester, server: self)
     }
 
     /// Replies to one client, after every patch and reply that is still waiting for the log.
