@@ -5,9 +5,6 @@ import LockstepTransport
 /// `POST /rooms/ROOM`: a request from a backend, a script or `curl`, applied in the room's one order like a client's
 /// and answered once it is as durable as an ack; `OPTIONS` for browsers' preflights.
 extension SyncServer {
-    /// The methods `/rooms/ROOM` answers.
-    static let roomMethods = "GET, HEAD, POST, OPTIONS"
-
     /// The answer to a request on `/rooms/ROOM` that is not a read: `POST`, a preflight, or `405`.
     func respond(to request: HTTPRequest, room name: String) -> HTTPResponse {
         let cors = corsHeaders(for: request)
@@ -26,61 +23,28 @@ extension SyncServer {
             break
         default:
             var response = refuse(405, "bad_message", "\(request.method) is not a method of /rooms/ROOM")
-            response.headers["Allow"] = Self.roomMethods
+            response.headers["Allow"] = HTTPRoomPost.roomMethods
             return response
         }
         guard !isDraining else { return refuse(503, "unavailable", Self.drainingNotice) }
-        guard !request.bodyIsTooLarge else {
-            return refuse(413, "too_large", "the body is over the \(configuration.maxFrameBytes)-byte limit")
-        }
-        guard Self.namesJSON(contentType: request.header("content-type")) else {
-            return refuse(415, "bad_message", "the body must be one request as JSON, sent as application/json")
-        }
-        var grant: AccessGrant?
-        if let tokens = configuration.tokens {
-            do {
-                let token = TokenAuthority.bearerToken(in: request.header("authorization"))
-                grant = try tokens.authorize(token, room: name)
-            } catch .otherRoom(let granted, let requested) {
-                return refuse(403, "forbidden", "the token is for room '\(granted)', not '\(requested)'")
-            } catch {
-                var response = refuse(401, "unauthorized", error.message)
-                response.headers["WWW-Authenticate"] = "Bearer"
-                return response
-            }
-            guard let grant, grant.role >= .write else { return refuse(403, "forbidden", "this token may only read") }
-        }
-        if let given = request.query["session"], SessionName(given) == nil {
-            return refuse(
-                400, "bad_message", "session must be 1 to \(SessionName.maxLength) characters of A-Z a-z 0-9 . _ -")
-        }
-        let from = RequestSender(
-            name: request.query["name"].map { String($0.prefix(64)) }, subject: grant?.subject, role: grant?.role,
-            session: request.query["session"])
-        var idempotency: Idempotency?
-        if let key = request.header("idempotency-key") {
-            guard let valid = Idempotency(key: key, body: request.body) else {
-                return refuse(
-                    400, "bad_message",
-                    "Idempotency-Key must be 1 to \(Idempotency.maxLength) visible ASCII characters")
-            }
-            idempotency = valid
-        }
-        let parsed: ClientRequest
-        switch Self.changeRequest(in: request.body) {
-        case .success(let request): parsed = request
-        case .failure(let error): return refuse(error.status, error.code, error.message)
+        let post: HTTPRoomPost
+        switch HTTPRoomPost.read(request, room: name, configuration: configuration) {
+        case .success(let read): post = read
+        case .failure(let refusal):
+            var response = refuse(refusal.status, refusal.code, refusal.message)
+            response.headers.merge(refusal.headers) { _, own in own }
+            return response
         }
         let promise = HTTPPromise()
         let submit = { (room: Room) in
             self.requestsWithoutConnection += 1
             let sender = HTTPRequester(
-                room: room, from: from, idempotency: idempotency, number: self.requestsWithoutConnection, headers: cors,
-                promise: promise)
-            if let refusal = self.configuration.historyRefusal(of: parsed.message, role: from.role) {
+                room: room, from: post.sender, idempotency: post.idempotency, number: self.requestsWithoutConnection,
+                headers: cors, promise: promise)
+            if let refusal = self.configuration.historyRefusal(of: post.request.message, role: post.sender.role) {
                 return promise.complete(with: refuse(403, "forbidden", refusal))
             }
-            self.submit(parsed, from: sender)
+            self.submit(post.request, from: sender)
             // A room read only for this request leaves memory again once idle.
             self.roomBecameIdle(room)
         }
@@ -125,58 +89,6 @@ extension SyncServer {
         response.headers["Access-Control-Allow-Methods"] = methods
         response.headers["Access-Control-Allow-Headers"] = headers
         return response
-    }
-
-    /// Whether a `Content-Type` is `application/json`, in any case, with spaces and parameters aside.
-    static func namesJSON(contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        let type = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }.lazy.filter { $0 != UInt8(ascii: " ") }
-        return type.elementsEqual("application/json".utf8) { byte, wanted in
-            ((65...90).contains(byte) ? byte | 32 : byte) == wanted
-        }
-    }
-
-    /// A refusal of an HTTP request before it reaches the room: its status, code and words.
-    struct HTTPRefusal: Error {
-        let status: Int
-        let code: String
-        let message: String
-    }
-
-    /// The one change request a body holds: `action`, `undo`, `redo` or `revert`, without `seq`.
-    static func changeRequest(in body: [UInt8]) -> Result<ClientRequest, HTTPRefusal> {
-        let json: JSON
-        do {
-            json = try JSON(parsing: body)
-        } catch {
-            return .failure(HTTPRefusal(status: 400, code: "bad_json", message: "\(error)"))
-        }
-        guard case .object = json else {
-            return .failure(HTTPRefusal(status: 400, code: "bad_json", message: "the body must be a JSON object"))
-        }
-        let request: ClientRequest
-        do {
-            request = try ClientRequest(json: json)
-        } catch {
-            return .failure(
-                HTTPRefusal(status: HTTPRequester.status(of: error.code), code: error.code, message: error.message))
-        }
-        switch request.message {
-        case .action, .undo, .redo, .revert, .cancel:
-            break
-        default:
-            return .failure(
-                HTTPRefusal(
-                    status: 400, code: "bad_message",
-                    message: "over HTTP a request is an action, undo, redo, revert or cancel"))
-        }
-        guard json["seq"] == nil else {
-            return .failure(
-                HTTPRefusal(
-                    status: 400, code: "bad_message",
-                    message: "\"seq\" is for WebSocket sessions; over HTTP send an Idempotency-Key header"))
-        }
-        return .success(request)
     }
 
     /// `Access-Control-Allow-Origin` for a request from an allowed origin; none without an `Origin` or for one that

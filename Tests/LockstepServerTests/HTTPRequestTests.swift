@@ -264,7 +264,8 @@ import Testing
             let hand = #"{"type":"action","action":{"type":"patch","ops":[{"op":"add","path":"/hands/alice","value":"SECRET-A"}]}}"#
             let written = try await post(hand, token: alice)
             #expect(written.status == 200)
-            #expect(try await post(hand, token: nil).status == 401)
+            let anonymous = try await post(hand, token: nil)
+            #expect(anonymous.status == 401 && anonymous.head.contains("www-authenticate: bearer"))
             #expect(try await post(hand, token: reader).json?["code"] == "forbidden")
             #expect(try await post(hand, token: otherRoom).status == 403)
             let copy = #"{"type":"action","action":{"type":"patch","ops":[{"op":"copy","from":"/hands","path":"/all"}]}}"#
