@@ -7,7 +7,7 @@ import LockstepTransport
 extension SyncServer {
     /// The answer to a request on `/rooms/ROOM` that is not a read: `POST`, a preflight, or `405`.
     func respond(to request: HTTPRequest, room name: String) -> HTTPResponse {
-        let cors = corsHeaders(for: request)
+        let cors = configuration.corsHeaders(for: request)
         func refuse(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
             metrics.error(code)
             return HTTPRequester.response(
@@ -18,7 +18,7 @@ extension SyncServer {
         }
         switch request.method {
         case "OPTIONS":
-            return Self.preflight(cors, methods: "GET, POST", headers: "Authorization, Content-Type, Idempotency-Key")
+            return .preflight(cors, methods: "GET, POST", headers: "Authorization, Content-Type, Idempotency-Key")
         case "POST":
             break
         default:
@@ -72,7 +72,7 @@ extension SyncServer {
     /// A method other than `GET` and `HEAD` on a room's paths that are only read (`/log`, `/timers`): the preflight a
     /// browser sends before reading one with a token or `Last-Event-ID`, or `405`.
     func respondToReadOnly(_ request: HTTPRequest) -> HTTPResponse {
-        let cors = corsHeaders(for: request)
+        let cors = configuration.corsHeaders(for: request)
         if let origin = request.header("origin"), cors.isEmpty {
             return HTTPResponse(status: 403, text: ServerConfiguration.originRefusal(origin) + "\n")
         }
@@ -80,22 +80,6 @@ extension SyncServer {
             let refusal = HTTPResponse(status: 405, text: "\(request.method) is not a method of \(request.path)\n")
             return refusal.adding(cors).adding(["Allow": "GET, HEAD, OPTIONS"])
         }
-        return Self.preflight(cors, methods: "GET", headers: "Authorization, Last-Event-ID")
-    }
-
-    /// The answer to a browser's preflight from an allowed origin (`cors`): what the path takes.
-    private static func preflight(_ cors: [String: String], methods: String, headers: String) -> HTTPResponse {
-        var response = HTTPResponse(status: 204, headers: cors)
-        response.headers["Access-Control-Allow-Methods"] = methods
-        response.headers["Access-Control-Allow-Headers"] = headers
-        return response
-    }
-
-    /// `Access-Control-Allow-Origin` for a request from an allowed origin; none without an `Origin` or for one that
-    /// is not allowed.
-    func corsHeaders(for request: HTTPRequest) -> [String: String] {
-        guard let origin = request.header("origin"), configuration.allowsOrigin(origin, host: request.header("host"))
-        else { return [:] }
-        return ["Access-Control-Allow-Origin": origin, "Vary": "Origin"]
+        return .preflight(cors, methods: "GET", headers: "Authorization, Last-Event-ID")
     }
 }

@@ -589,7 +589,7 @@ public actor SyncServer {
         default:
             if let page = InspectorPages.response(to: request, rooms: rooms.values) { return page }
             // A page of an allowed origin reads every answer, refusals included.
-            let cors = corsHeaders(for: request)
+            let cors = configuration.corsHeaders(for: request)
             if request.path.hasSuffix("/timers"), let room = RoomName(path: String(request.path.dropLast(7))) {
                 if let refusal = configuration.readRefusal(of: request, room: room.value) {
                     return refusal.adding(cors)
