@@ -4,7 +4,7 @@ import LockstepTransport
 
 /// A `POST /rooms/ROOM` read with no server: the one change request its JSON body holds, who sends it (its token's
 /// subject and role, `name=`, `session=`) and its `Idempotency-Key`; or why it is refused, with its status and the
-/// protocol's code, checked in the order the protocol lists them.
+/// protocol's code (the head's faults before the body's).
 struct HTTPRoomPost {
     /// The methods `/rooms/ROOM` answers.
     static let roomMethods = "GET, HEAD, POST, OPTIONS"
