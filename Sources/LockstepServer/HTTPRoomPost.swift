@@ -13,53 +13,34 @@ struct HTTPRoomPost {
     let sender: RequestSender
     let idempotency: Idempotency?
 
-    /// Why a `POST` does not reach its room: its status, code and words, and headers of its own.
-    struct Refusal: Error {
-        let status: Int
-        let code: String
-        let message: String
-        var headers: [String: String] = [:]
-    }
-
     /// What `post` asks of `room`, or why it is refused: a body over the limit, not JSON, a token that may not write
     /// there, a bad `session=` or `Idempotency-Key`, or a body that is not one change request.
     static func read(
         _ post: HTTPRequest, room: String, configuration: ServerConfiguration
-    ) -> Result<HTTPRoomPost, Refusal> {
+    ) -> Result<HTTPRoomPost, HTTPRefusal> {
         guard !post.bodyIsTooLarge else {
             return .failure(
-                Refusal(
+                HTTPRefusal(
                     status: 413, code: "too_large",
                     message: "the body is over the \(configuration.maxFrameBytes)-byte limit"))
         }
         guard namesJSON(contentType: post.header("content-type")) else {
             return .failure(
-                Refusal(
+                HTTPRefusal(
                     status: 415, code: "bad_message",
                     message: "the body must be one request as JSON, sent as application/json"))
         }
-        var grant: AccessGrant?
-        if let tokens = configuration.tokens {
-            do {
-                grant = try tokens.authorize(TokenAuthority.bearerToken(in: post.header("authorization")), room: room)
-            } catch .otherRoom(let granted, let requested) {
-                return .failure(
-                    Refusal(
-                        status: 403, code: "forbidden",
-                        message: "the token is for room '\(granted)', not '\(requested)'"))
-            } catch {
-                return .failure(
-                    Refusal(
-                        status: 401, code: "unauthorized", message: error.message,
-                        headers: ["WWW-Authenticate": "Bearer"]))
-            }
-            guard let grant, grant.role >= .write else {
-                return .failure(Refusal(status: 403, code: "forbidden", message: "this token may only read"))
-            }
+        let grant: AccessGrant?
+        switch configuration.bearerGrant(of: post, room: room) {
+        case .success(let granted): grant = granted
+        case .failure(let refusal): return .failure(refusal)
+        }
+        if let grant, grant.role < .write {
+            return .failure(HTTPRefusal(status: 403, code: "forbidden", message: "this token may only read"))
         }
         if let given = post.query["session"], SessionName(given) == nil {
             return .failure(
-                Refusal(
+                HTTPRefusal(
                     status: 400, code: "bad_message",
                     message: "session must be 1 to \(SessionName.maxLength) characters of A-Z a-z 0-9 . _ -"))
         }
@@ -70,7 +51,7 @@ struct HTTPRoomPost {
         if let key = post.header("idempotency-key") {
             guard let valid = Idempotency(key: key, body: post.body) else {
                 return .failure(
-                    Refusal(
+                    HTTPRefusal(
                         status: 400, code: "bad_message",
                         message: "Idempotency-Key must be 1 to \(Idempotency.maxLength) visible ASCII characters"))
             }
@@ -91,35 +72,35 @@ struct HTTPRoomPost {
     }
 
     /// The one change request a body holds: `action`, `undo`, `redo` or `revert`, without `seq`.
-    private static func changeRequest(in body: [UInt8]) -> Result<ClientRequest, Refusal> {
+    private static func changeRequest(in body: [UInt8]) -> Result<ClientRequest, HTTPRefusal> {
         let json: JSON
         do {
             json = try JSON(parsing: body)
         } catch {
-            return .failure(Refusal(status: 400, code: "bad_json", message: "\(error)"))
+            return .failure(HTTPRefusal(status: 400, code: "bad_json", message: "\(error)"))
         }
         guard case .object = json else {
-            return .failure(Refusal(status: 400, code: "bad_json", message: "the body must be a JSON object"))
+            return .failure(HTTPRefusal(status: 400, code: "bad_json", message: "the body must be a JSON object"))
         }
         let request: ClientRequest
         do {
             request = try ClientRequest(json: json)
         } catch {
             return .failure(
-                Refusal(status: HTTPRequester.status(of: error.code), code: error.code, message: error.message))
+                HTTPRefusal(status: HTTPRequester.status(of: error.code), code: error.code, message: error.message))
         }
         switch request.message {
         case .action, .undo, .redo, .revert, .cancel:
             break
         default:
             return .failure(
-                Refusal(
+                HTTPRefusal(
                     status: 400, code: "bad_message",
                     message: "over HTTP a request is an action, undo, redo, revert or cancel"))
         }
         guard json["seq"] == nil else {
             return .failure(
-                Refusal(
+                HTTPRefusal(
                     status: 400, code: "bad_message",
                     message: "\"seq\" is for WebSocket sessions; over HTTP send an Idempotency-Key header"))
         }

@@ -18,20 +18,27 @@ extension ServerConfiguration {
         }
     }
 
-    /// The refusal for an HTTP read of `room`, or nil when it may proceed: 401 without a valid
-    /// `Authorization: Bearer` token, 403 for a token of another room.
+    /// The refusal for an HTTP read of `room`, or nil when it may proceed (``bearerGrant(of:room:)``).
     func readRefusal(of request: HTTPRequest, room: String) -> HTTPResponse? {
-        guard let tokens else { return nil }
+        guard case .failure(let refusal) = bearerGrant(of: request, room: room) else { return nil }
+        return refusal.textResponse
+    }
+
+    /// What the `Authorization: Bearer` token of `request` grants in `room` (nil on a server without tokens), or its
+    /// refusal: 403 for a token of another room, else 401 with `WWW-Authenticate`.
+    func bearerGrant(of request: HTTPRequest, room: String) -> Result<AccessGrant?, HTTPRefusal> {
+        guard let tokens else { return .success(nil) }
         do {
-            _ = try tokens.authorize(TokenAuthority.bearerToken(in: request.header("authorization")), room: room)
-            return nil
+            return .success(
+                try tokens.authorize(TokenAuthority.bearerToken(in: request.header("authorization")), room: room))
         } catch .otherRoom(let granted, let requested) {
-            return HTTPResponse(
-                status: 403, text: "forbidden: the token is for room '\(granted)', not '\(requested)'\n")
+            return .failure(
+                HTTPRefusal(
+                    status: 403, code: "forbidden", message: "the token is for room '\(granted)', not '\(requested)'"))
         } catch {
-            var response = HTTPResponse(status: 401, text: "unauthorized: \(error.message)\n")
-            response.headers["WWW-Authenticate"] = "Bearer"
-            return response
+            return .failure(
+                HTTPRefusal(
+                    status: 401, code: "unauthorized", message: error.message, headers: ["WWW-Authenticate": "Bearer"]))
         }
     }
 }

@@ -30,10 +30,7 @@ extension SyncServer {
         let post: HTTPRoomPost
         switch HTTPRoomPost.read(request, room: name, configuration: configuration) {
         case .success(let read): post = read
-        case .failure(let refusal):
-            var response = refuse(refusal.status, refusal.code, refusal.message)
-            response.headers.merge(refusal.headers) { _, own in own }
-            return response
+        case .failure(let refusal): return refuse(refusal.status, refusal.code, refusal.message).adding(refusal.headers)
         }
         let promise = HTTPPromise()
         let submit = { (room: Room) in

@@ -138,13 +138,16 @@ import LockstepTestSupport
             _ = try await writer.next { $0.isAck }
 
             let port = server.port
-            #expect(try await HTTPGet(port: port, path: "/rooms/test").status == 401)
+            let anonymous = try await HTTPGet(port: port, path: "/rooms/test")
+            #expect(anonymous.status == 401 && anonymous.head.contains("www-authenticate: bearer"))
+            #expect(anonymous.text.hasPrefix("unauthorized: "))
             #expect(try await HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Basic abc"]).status == 401)
             #expect(try await HTTPGet(port: port, path: "/rooms/test?token=\(token)").status == 401)
             let elsewhere = try await tokens.issue(room: "other", role: .write, lifetime: .seconds(60))
-            #expect(
-                try await HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(elsewhere)"]).status
-                    == 403)
+            let misplaced = try await HTTPGet(
+                port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(elsewhere)"])
+            #expect(misplaced.status == 403)
+            #expect(misplaced.text == "forbidden: the token is for room 'other', not 'test'\n")
             let granted = try await HTTPGet(port: port, path: "/rooms/test", headers: ["Authorization: Bearer \(token)"])
             #expect(granted.status == 200)
             #expect(granted.json?["state"] == ["count": 1])
