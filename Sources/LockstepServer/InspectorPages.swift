@@ -22,7 +22,7 @@ enum InspectorPages {
         }
         let rows = rooms.sorted { $0.name < $1.name }.map { room in
             "<tr><td><a href=\"/inspect/\(room.name)\(suffix ?? "")\">\(room.name)</a></td>"
-                + "<td>\(room.store.version)</td><td>\(room.sessions.count)</td></tr>"
+                + "<td>\(room.engine.store.version)</td><td>\(room.sessions.count)</td></tr>"
         }
         let body = """
             <!doctype html><html lang="en"><meta charset="utf-8">

@@ -60,7 +60,7 @@ final class LocalLogPipeline: LoggingPipeline {
         {
             queue.snapshots.append(snapshot)
         }
-        queue.pending.append(.evict(room, version: room.store.version))
+        queue.pending.append(.evict(room, version: room.engine.store.version))
         scheduleWrite(server: server)
     }
 
@@ -103,7 +103,7 @@ final class LocalLogPipeline: LoggingPipeline {
             guard !server.isStopped else { return }
             switch queue.writeReturned(stored: (try? result.get()) != nil, sessions: sessions) {
             case .stored(let written):
-                for mark in sessions.marks { server.rooms[mark.room]?.marks.stored(mark) }
+                for mark in sessions.marks { server.rooms[mark.room]?.engine.marks.stored(mark) }
                 server.handle(.released(written))
             case .failed(let release, let rooms, let written):
                 // Epochs not stored go with the room's next write.

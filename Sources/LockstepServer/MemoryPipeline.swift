@@ -17,7 +17,7 @@ final class MemoryPipeline: CommitPipeline {
     }
 
     func markMoved(_ mark: StoredMark, in room: Room, server: isolated some RoomHost) {
-        room.marks.stored(mark)
+        room.engine.marks.stored(mark)
     }
 
     func reply(_ answer: RequestAnswer, to requester: any Requester, server: isolated some RoomHost) {

@@ -32,8 +32,8 @@ extension PendingSnapshot {
     init?(of room: Room, configuration: ServerConfiguration, logger: Logger) {
         do {
             self.init(
-                room: room.name, version: room.store.version, state: try room.store.stateJSON(),
-                history: room.store.history, stateVersion: configuration.app.evolution.version)
+                room: room.name, version: room.engine.store.version, state: try room.engine.store.stateJSON(),
+                history: room.engine.store.history, stateVersion: configuration.app.evolution.version)
             room.changesSinceSnapshot = 0
         } catch {
             logger.error("cannot snapshot a room", metadata: ["room": "\(room.name)", "error": "\(error)"])
@@ -61,7 +61,8 @@ extension PendingSnapshot {
     /// initial state: a `State` changed without a migration fails for a young room as for an old one, in testing,
     /// not only once rooms have snapshots. (A room with no snapshot is taken as stored in version 1, as every room was
     /// before apps had state versions.)
-    static func initial(of room: String, storing version: Int, configuration: ServerConfiguration) -> [PendingSnapshot] {
+    static func initial(of room: String, storing version: Int, configuration: ServerConfiguration) -> [PendingSnapshot]
+    {
         guard version == 1,
             let state = try? configuration.app.makeStore(undoDepth: configuration.undoDepth).stateJSON()
         else { return [] }

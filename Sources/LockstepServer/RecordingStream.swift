@@ -43,7 +43,7 @@ final class RecordingStream {
         lastVersion = room.releasedVersion
         self.format = format
         self.readPage = readPage
-        recent = room.released.recent
+        recent = room.engine.released.recent
         format.append(snapshotLine, version: version, to: &pending)
     }
 

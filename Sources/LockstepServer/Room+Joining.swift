@@ -8,13 +8,14 @@ extension Room {
     /// Sends `session`'s client a snapshot of the room as it is now: at once, or once the changes it shows are
     /// stored (``Session/synchronise(with:at:released:)``).
     func synchronise(_ session: Session) throws(StoreError) {
-        session.synchronise(with: try snapshot(for: session), at: store.version, released: released)
+        session.synchronise(with: try snapshot(for: session), at: engine.store.version, released: engine.released)
     }
 
     /// A snapshot for `session`'s client, with its session's stored mark when it has one.
     func snapshot(for session: Session) throws(StoreError) -> OutboundFrame {
         try snapshot(
-            for: session.client, seq: session.sessionName.map { marks.storedSeq(for: $0.value) }, sight: session.sight,
+            for: session.client, seq: session.sessionName.map { engine.marks.storedSeq(for: $0.value) },
+            sight: session.sight,
             path: session.path)
     }
 
@@ -23,7 +24,7 @@ extension Room {
         guard case .object(var message) = ServerMessage.resume(room: name, you: session.client, version: version).json
         else { preconditionFailure("a resume is an object") }
         message["epoch"] = .string(epoch)
-        if let name = session.sessionName { message["seq"] = .int(marks.storedSeq(for: name.value)) }
+        if let name = session.sessionName { message["seq"] = .int(engine.marks.storedSeq(for: name.value)) }
         if let path = session.path { message["path"] = .string(path) }
         return OutboundFrame(text: JSON.object(message).serialized())
     }

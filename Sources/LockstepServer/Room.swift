@@ -2,7 +2,8 @@ import LockstepCore
 import LockstepJSON
 import LockstepTransport
 
-/// A room: its store, the clients in it, and the recent patches kept for resuming clients.
+/// A room in memory: its engine (``RoomEngine``: the store and what decides its turns), and what carries those
+/// decisions out: the clients in it, its broadcast streams, its followers and listeners.
 ///
 /// Loop-bound: touched only by ``SyncServer`` on the transport's thread.
 final class Room {
@@ -17,28 +18,20 @@ final class Room {
         var touched = PrivateParts.Touched()
     }
 
-    let name: String
-    var store: any RoomStore
+    /// The room's store and decisions, with no I/O.
+    var engine: RoomEngine
+    var name: String { engine.name }
     /// Every released patch and presence, once for all clients; each client's connection follows it.
     let stream: BroadcastStream
-    /// The views clients follow (`?path=`, or private parts) and what each change is to each of them.
-    var views: RoomViews
-    /// The stream of each of ``views``, by the same key; a view goes when its last client leaves.
+    /// The stream of each of the engine's views, by the same key; a view goes when its last client leaves.
     private(set) var viewStreams: [RoomView: ViewStream] = [:]
     /// The parts of the room only their owners see.
-    var privateParts: PrivateParts {
-        get { views.parts }
-        set { views.parts = newValue }
-    }
+    var privateParts: PrivateParts { engine.views.parts }
     /// Clients in join order (presence lists them so).
     private(set) var sessions: [Session] = []
     /// Clients whose snapshot is ahead of the released version (changes were being written when they joined): they
     /// get it, and follow the stream, once the patch of their version is out.
     private(set) var waiting: [Session] = []
-    /// The patches sent to its clients, as many as the resume window holds.
-    private(set) var released: ReleasedPatches
-    /// Inverse patches of recent changes, for revert and past versions.
-    var timeline: RoomTimeline
     private var cachedState: (version: Int, bytes: [UInt8])?
     /// When the room's next presence goes out, and what it says.
     var presence = PresenceThrottle()
@@ -49,9 +42,6 @@ final class Room {
     /// Made for an HTTP request that has not succeeded yet: until a request succeeds or a client joins, the room is
     /// no one's, and reads answer 404 as for a room never used (a refused request changes nothing).
     var isProvisional = false
-    /// On several servers, the room's pending timers (name and order) as its locked write read them: a timer fires
-    /// only if it is still there. Nil where this server alone writes the log.
-    var loggedTimers: [String: Int]?
     /// `.run` effects of this room still at work: their actions come back to it, so it stays in memory.
     var runningEffects = 0
     /// Followers of the room's changes over HTTP (`/log?follow=true`): each gets every patch the room releases, and
@@ -69,16 +59,13 @@ final class Room {
     var epoch = Room.makeEpoch()
     /// Storage has `epoch`, or the next write stores it.
     var epochStored = false
-    /// The highest `seq` acknowledged for each client session.
-    var marks = SessionMarks()
 
-    init(name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = []) {
-        self.name = name
-        self.store = store
+    init(
+        name: String, store: any RoomStore, stream: BroadcastStream, resumeWindow: Int, recent: [LoggedPatch] = [],
+        parts: PrivateParts = .none
+    ) {
+        engine = RoomEngine(name: name, store: store, resumeWindow: resumeWindow, recent: recent, parts: parts)
         self.stream = stream
-        self.views = RoomViews(resumeWindow: resumeWindow)
-        self.timeline = RoomTimeline(window: resumeWindow)
-        self.released = ReleasedPatches(version: store.version, window: resumeWindow, recent: recent)
     }
 
     /// Adds a client, to what its sight follows too.
@@ -97,13 +84,13 @@ final class Room {
 
     /// The stream `view`'s clients follow, if one is open.
     func openStream(of view: RoomView) -> ViewStream? {
-        viewStreams[views.key(of: view)]
+        viewStreams[engine.views.key(of: view)]
     }
 
     /// Adds a client of `view` to the view's stream (opened by ``stream(of:make:)``).
     func admit(_ session: Session, to view: RoomView) {
         guard let stream = openStream(of: view) else { return }
-        views.admit(view, version: store.version)
+        engine.views.admit(view, version: engine.store.version)
         stream.admit(session)
     }
 
@@ -111,14 +98,15 @@ final class Room {
     func dismiss(_ session: Session, from view: RoomView) {
         guard let stream = openStream(of: view) else { return }
         stream.dismiss(session)
-        if views.dismiss(view) { viewStreams[stream.view] = nil }
+        if engine.views.dismiss(view) { viewStreams[stream.view] = nil }
     }
 
     /// The stream `view`'s clients follow, opened at the room's version if none follows it yet.
     func stream(of view: RoomView, make: () -> BroadcastStream) -> ViewStream {
-        let key = views.key(of: view)
+        let key = engine.views.key(of: view)
         if let existing = viewStreams[key] { return existing }
-        views.open(view, version: store.version) { (try? store.stateJSON()) ?? .null }
+        let store = engine.store
+        engine.views.open(view, version: store.version) { (try? store.stateJSON()) ?? .null }
         let opened = ViewStream(view: key, stream: make())
         viewStreams[key] = opened
         return opened
@@ -132,8 +120,8 @@ final class Room {
 
     /// The room's state went back (a write taken back): each view's value is read again.
     func resetViews() {
-        guard !views.isEmpty, let state = try? store.stateJSON() else { return }
-        views.reset(to: state)
+        guard !engine.views.isEmpty, let state = try? engine.store.stateJSON() else { return }
+        engine.views.reset(to: state)
     }
 
     /// Has `session`'s client receive the room's broadcasts from now on: at once if its mirror is at the released
@@ -149,17 +137,16 @@ final class Room {
     }
 
     /// The newest version whose patch went out; the store may be ahead while changes are being written.
-    var releasedVersion: Int { released.version }
+    var releasedVersion: Int { engine.releasedVersion }
     /// Changes since the last stored snapshot.
     var changesSinceSnapshot = 0
 
     /// Broadcasts a patch whose change is stored, and remembers it for resuming clients and `history`; returns the
     /// clients that were waiting for it, now following the stream.
     func release(_ patch: LoggedPatch) -> [Session] {
-        released.release(patch)
+        engine.release(patch)
         stream.append(patch.frame)
         for (view, frames) in patch.views { viewStreams[view]?.release(frames) }
-        views.release(patch.views, version: patch.version)
         guard !waiting.isEmpty else { return [] }
         let caughtUp = waiting.filter { $0.syncedVersion <= releasedVersion }
         waiting.removeAll { $0.syncedVersion <= releasedVersion }
@@ -175,16 +162,11 @@ final class Room {
         cachedState = nil
     }
 
-    /// Whether rebuilding `version` needs older inverses than memory holds: they are read from storage first.
-    func needsStoredHistory(toReach version: Int) -> Bool {
-        (0..<store.version).contains(version) && version + 1 < (timeline.oldestVersion ?? store.version + 1)
-    }
-
     /// The whole state, serialized once per version for every snapshot of it.
     func stateBytes() throws(StoreError) -> [UInt8] {
-        let version = store.version
+        let version = engine.store.version
         if let cachedState, cachedState.version == version { return cachedState.bytes }
-        let bytes = try store.stateJSON().serialized()
+        let bytes = try engine.store.stateJSON().serialized()
         cachedState = (version, bytes)
         return bytes
     }
@@ -194,7 +176,7 @@ final class Room {
     func snapshot(
         for you: String, seq: Int? = nil, sight: any RoomSight, path: String? = nil
     ) throws(StoreError) -> OutboundFrame {
-        let version = store.version
+        let version = engine.store.version
         let stateBytes = try sight.snapshotState(of: self)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(stateBytes.count + 160)
@@ -205,7 +187,8 @@ final class Room {
         bytes += JSON.string(you).serialized()
         bytes += Array(",\"version\":\(version),\"state\":".utf8)
         bytes += stateBytes
-        bytes += Array(",\"undo\":\(store.history.undoCount),\"redo\":\(store.history.redoCount),\"epoch\":".utf8)
+        let history = engine.store.history
+        bytes += Array(",\"undo\":\(history.undoCount),\"redo\":\(history.redoCount),\"epoch\":".utf8)
         bytes += JSON.string(epoch).serialized()
         if let path {
             bytes += Array(#","path":"#.utf8)

@@ -6,7 +6,7 @@ import LockstepTransport
 /// private, and see what they may of snapshots, resumes, causes and recordings.
 extension RoomView: RoomSight {
     func snapshotState(of room: Room) throws(StoreError) -> [UInt8] {
-        value(in: try room.store.stateJSON(), parts: room.privateParts).serialized()
+        value(in: try room.engine.store.stateJSON(), parts: room.privateParts).serialized()
     }
 
     func open(in room: Room, make: () -> BroadcastStream) {

@@ -42,7 +42,7 @@ extension SharedLogPipeline {
 
     /// `name` is committed up to `version`: a room in memory that holds less follows.
     private func committed(_ name: String, version: Int, server: isolated some RoomHost) {
-        guard let room = server.rooms[name], version > room.store.version else { return }
+        guard let room = server.rooms[name], version > room.engine.store.version else { return }
         let state = state(of: room, server: server)
         state.queue.machine.announced(version: version)
         pump(room, server: server)
@@ -66,7 +66,7 @@ extension SharedLogPipeline {
     func catchUp(_ room: Room, server: isolated some RoomHost) async -> CatchUp {
         let name = room.name
         let state = state(of: room, server: server)
-        let after = room.store.version
+        let after = room.engine.store.version
         let before = state.queue.machine.catchUp(after: after, version: after)
         guard before == .apply else { return checkLater(before, room, state, server: server) }
         let result: Result<[StoredChange], StorageError>
@@ -78,7 +78,7 @@ extension SharedLogPipeline {
         guard server.rooms[name] === room else { return .failed }
         switch result {
         case .success(let changes):
-            let decision = state.queue.machine.catchUp(after: after, version: room.store.version)
+            let decision = state.queue.machine.catchUp(after: after, version: room.engine.store.version)
             guard decision == .apply else { return checkLater(decision, room, state, server: server) }
             guard applyCommitted(changes, to: room, server: server) else {
                 abandon(room, because: "its log could not be followed", server: server)
@@ -107,7 +107,7 @@ extension SharedLogPipeline {
         guard state.queue.machine.startFollowing() else { return }
         Task {
             while state.queue.machine.followsOn(
-                version: room.store.version, roomActive: server.rooms[room.name] === room)
+                version: room.engine.store.version, roomActive: server.rooms[room.name] === room)
             {
                 guard await catchUp(room, server: server) == .caughtUp else {
                     return state.queue.machine.followingFinished()
@@ -119,9 +119,8 @@ extension SharedLogPipeline {
     /// Applies changes committed by other servers to the room and sends them to its clients, byte for byte as
     /// stored; false when they do not follow what it holds.
     func applyCommitted(_ changes: [StoredChange], to room: Room, server: isolated some RoomHost) -> Bool {
-        guard let last = changes.last, last.version > room.store.version else { return true }
-        let published = CommittedReplay.publish(
-            changes, to: &room.store, timeline: &room.timeline, views: &room.views, app: server.configuration.app)
+        guard let last = changes.last, last.version > room.engine.store.version else { return true }
+        let published = room.engine.apply(committed: changes, app: server.configuration.app)
         for patch in published.patches {
             room.changesSinceSnapshot += 1
             server.handle(.committed(patch, room))
@@ -161,7 +160,7 @@ extension SharedLogPipeline {
     /// While a write of the room's own settles, it waits for it (at most about the database timeout).
     func prepareJoin(of room: Room, session: String?, server: isolated some RoomHost) async -> Bool {
         if let session, let mark = try? await storage.mark(room: room.name, session: session) {
-            room.marks.adopt(mark)
+            room.engine.marks.adopt(mark)
         }
         for _ in 0..<250 {
             switch await catchUp(room, server: server) {

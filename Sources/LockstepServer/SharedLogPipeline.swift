@@ -91,7 +91,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
 
     /// Everything the room did is committed: it may go at once.
     func evict(_ room: Room, server: isolated some RoomHost) {
-        server.handle(.evictable(room, version: room.store.version))
+        server.handle(.evictable(room, version: room.engine.store.version))
     }
 
     /// Runs the room's writes and catch-ups, one at a time, until nothing waits.
@@ -106,7 +106,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             while true {
                 let step = state.queue.next(
                     roomActive: !server.isStopped && server.rooms[room.name] === room,
-                    hasWrites: state.writes.hasWrites, version: room.store.version)
+                    hasWrites: state.writes.hasWrites, version: room.engine.store.version)
                 switch step {
                 case .write(let attempt, let marks):
                     await write(room, state, attempt: attempt, marks: marks, server: server)
@@ -136,7 +136,7 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         let name = room.name
         let id = ObjectIdentifier(room)
         do throws(StorageError) {
-            try await storage.write(room: name, after: room.store.version, sessions: marks) { catchUp in
+            try await storage.write(room: name, after: room.engine.store.version, sessions: marks) { catchUp in
                 await self.prepare(name, id, attempt, catchUp, server: server)
             }
         } catch {
@@ -163,8 +163,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
         let written = state.writes.finished()
         switch ending.end {
         case .release:
-            room.store.releaseHistoryCheckpoint()
-            for mark in state.batchMarks { room.marks.stored(mark) }
+            room.engine.store.releaseHistoryCheckpoint()
+            for mark in state.batchMarks { room.engine.marks.stored(mark) }
             server.handle(.released(written))
         case .answerUnavailable(let base), .sendAway(let base):
             if let base { rollBack(room, state, to: base, server: server) }
@@ -191,12 +191,12 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
             room.epoch = epoch
             room.epochStored = true
         }
-        for mark in catchUp.marks { room.marks.adopt(mark) }
-        room.loggedTimers = catchUp.timers
+        for mark in catchUp.marks { room.engine.marks.adopt(mark) }
+        room.engine.loggedTimers = catchUp.timers
         let state = state(of: room, server: server)
         // A failed commit takes the batch back to here.
-        room.store.setHistoryCheckpoint()
-        for item in state.queue.applyBatch(from: room.store.version) {
+        room.engine.store.setHistoryCheckpoint()
+        for item in state.queue.applyBatch(from: room.engine.store.version) {
             switch item {
             case .input(let input):
                 server.handle(.turn(input, room))
@@ -224,14 +224,14 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     ) {
         let notice = ServerMessage.error(
             id: nil, code: "unavailable", message: "whether a request was stored is unknown: reconnect and resume")
-        for answer in ending.answers(marks: &room.marks, now: Date().timeIntervalSince1970) {
+        for answer in ending.answers(marks: &room.engine.marks, now: Date().timeIntervalSince1970) {
             switch answer {
             case .sendAway(let connection):
                 // One already sent away (its changes were taken back) has left the room.
                 guard let session = room.sessions.first(where: { ObjectIdentifier($0) == connection }) else { continue }
                 server.handle(.sessionLost(session, notice: notice, reason: "a request's outcome is unknown"))
             case .duplicate(.request(let request, let requester, _)):
-                requester.answer(.ack(id: request.message.id, version: room.store.version, duplicate: true))
+                requester.answer(.ack(id: request.message.id, version: room.engine.store.version, duplicate: true))
             case .unknown(.request(let request, let requester, _)):
                 requester.answer(
                     .error(
@@ -265,9 +265,8 @@ final class SharedLogPipeline: LoggingPipeline, @unchecked Sendable {
     /// sent away to resume.
     private func rollBack(_ room: Room, _ state: SharedRoomState, to version: Int, server: isolated some RoomHost) {
         do throws(StoreRollback.Failure) {
-            try StoreRollback.takeBack(
-                state.batchRows, marks: state.batchMarks, to: version, store: &room.store, timeline: &room.timeline,
-                marks: &room.marks, app: server.configuration.app)
+            try room.engine.takeBack(
+                state.batchRows, marks: state.batchMarks, to: version, app: server.configuration.app)
         } catch {
             return abandon(room, because: error.description, server: server)
         }

@@ -45,7 +45,9 @@ extension SyncServer {
     /// With `--memory`, drops a room made only for requests that were all refused, once none is left: names nobody
     /// uses must not fill memory, and nothing else would take them out. (Stored rooms leave once idle.)
     private func forgetIfUnused(_ room: Room) {
-        guard room.isProvisional, rooms[room.name] === room, room.store.version == 0, isIdle(room) else { return }
+        guard room.isProvisional, rooms[room.name] === room, room.engine.store.version == 0, isIdle(room) else {
+            return
+        }
         rooms[room.name] = nil
         pipeline.forget(room)
         metrics.rooms.decrement()
@@ -58,7 +60,7 @@ extension SyncServer {
 
     /// The room's snapshot is stored: it leaves memory unless it was used again meanwhile.
     func evict(_ room: Room, at version: Int) {
-        guard rooms[room.name] === room, isIdle(room), room.store.version == version else {
+        guard rooms[room.name] === room, isIdle(room), room.engine.store.version == version else {
             if rooms[room.name] === room { roomBecameIdle(room) }
             return
         }

@@ -85,22 +85,20 @@ extension SyncServer {
         }
         let room = Room(
             name: name, store: store, stream: makeStream(), resumeWindow: configuration.resumeWindow,
-            recent: image.recent.compactMap { Room.loggedPatch($0, parts: privateParts)?.patch }
-        )
+            recent: image.recent.compactMap { Room.loggedPatch($0, parts: privateParts)?.patch }, parts: privateParts)
         room.changesSinceSnapshot = store.version - image.snapshotVersion
         // Past states within the window (a view resuming) are rebuilt as before the room left memory; not across a
         // migration, where the room's history starts over.
         if image.replay?.migratedFrom == nil {
-            room.timeline.restore(
+            room.engine.timeline.restore(
                 image.recent.map { ($0.version, try? $0.parsedRecord().inverse) }, through: store.version)
         }
-        room.privateParts = privateParts
         if let epoch = image.epoch {
             room.epoch = epoch
             room.epochStored = true
         }
-        room.marks = SessionMarks(image.marks)
-        room.marks.forgetIdle(now: Date().timeIntervalSince1970, idleSeconds: configuration.sessionIdle.seconds)
+        room.engine.marks = SessionMarks(image.marks)
+        room.engine.marks.forgetIdle(now: Date().timeIntervalSince1970, idleSeconds: configuration.sessionIdle.seconds)
         rooms[name] = room
         metrics.rooms.increment()
         if let from = image.replay?.migratedFrom {

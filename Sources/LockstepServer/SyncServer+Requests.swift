@@ -55,7 +55,7 @@ extension SyncServer {
             switch await self.room(named: name, creating: true) {
             case .success(let found?):
                 // Read or made for this request: the room is no one's until a request of it succeeds.
-                if found.store.version == 0, found.sessions.isEmpty { found.isProvisional = true }
+                if found.engine.store.version == 0, found.sessions.isEmpty { found.isProvisional = true }
                 submit(found)
             case .success(nil):
                 promise.complete(with: refuse(503, "unavailable", "the room cannot be read"))

@@ -5,90 +5,14 @@ import LockstepStorage
 import LockstepTransport
 
 /// Timers (1.3): an action with `after` is applied later by the server, as its sender, even with nobody connected.
+/// A room's engine schedules, cancels and fires them in its turns (``RoomEngine``); the server arms the one wait for
+/// the soonest, reads the rooms due timers need, and reads timers from storage.
 ///
 /// A timer is stored with its room, in the same write as the changes around it, and removed in the write that stores
 /// its change, so it fires once across a crash; on several servers each arms what the database holds and the room's
 /// lock lets exactly one of them apply it. The server keeps only a timer's room, name and due time in its
 /// ``TimerSchedule``, not its room: rooms load when a timer fires and leave memory again when idle.
 extension SyncServer {
-    /// Schedules a request's action in its turn: replaces the room's timer of that name, answers `scheduled` once the
-    /// timer is stored.
-    func schedule(_ request: ClientRequest, timer: TimerRequest, from requester: any Requester) {
-        guard case .action(let id, let action) = request.message else { return }
-        let answer: RequestAnswer
-        do {
-            try checkReads(of: action, by: requester)
-            let record = TimerRecord(id: id, action: action, sender: requester.sender(run: runID))
-            let (name, due) = try schedule(record, after: timer.after, timer: timer.name, in: requester.room)
-            answer = .scheduled(id: id, timer: name, due: due)
-        } catch {
-            answer = .error(id: id, code: error.code, message: message(of: error, for: requester))
-        }
-        finish(seq: request.seq, with: answer, for: requester)
-    }
-
-    /// Schedules an effect's action (``Effect/schedule(_:after:timer:)``) as `sender`'s.
-    func schedule(_ action: JSON, after delay: Duration, timer: String?, in room: Room, sender: Sender?) {
-        let record = TimerRecord(id: nil, action: action, sender: sender ?? Sender(client: "server"))
-        let milliseconds = Int(max(.zero, delay) / .milliseconds(1))
-        do {
-            let name = timer.flatMap { TimerRequest.isValidName($0) ? $0 : nil }
-            _ = try schedule(record, after: milliseconds, timer: name, in: room)
-        } catch {
-            logger.warning(
-                "an effect's timer is refused", metadata: ["room": "\(room.name)", "reason": "\(error.message)"])
-        }
-    }
-
-    /// Adds `record` as the room's timer `name` (or a new name), due `after` milliseconds from now, replacing the one
-    /// of that name; stored with the room's next write. Returns the name and when it is due.
-    private func schedule(
-        _ record: TimerRecord, after: Int, timer name: String?, in room: Room
-    ) throws(StoreError) -> (name: String, due: Int) {
-        let name = name ?? "t-" + Room.makeEpoch().prefix(12)
-        let key = TimerKey(room: room.name, name: name)
-        guard timers.book.timer(key) != nil || timers.book.count(in: room.name) < configuration.maxTimers else {
-            throw .rejected(
-                "the room has \(configuration.maxTimers) pending timers, the most it may hold (--max-timers)")
-        }
-        let now = clock.epochMilliseconds
-        let (stored, wait) = timers.schedule(
-            room: room.name, name: name, due: now + after, request: record.encoded, now: now)
-        pipeline.timersChanged(scheduled: [stored], gone: [], in: room, server: self)
-        perform(wait)
-        return (name, stored.due)
-    }
-
-    /// Cancels the room's timer `name` in its turn; answered alike whether or not it was pending.
-    func cancelTimer(_ name: String, id: String?, seq: Int?, from requester: any Requester) {
-        cancelTimer(name, in: requester.room)
-        finish(seq: seq, with: .scheduled(id: id, timer: name, due: nil), for: requester)
-    }
-
-    /// Takes the room's timer `name` away, if it is pending. Its stored row goes whatever this server's book holds:
-    /// on several servers the timer may have been scheduled through another and not read here yet.
-    func cancelTimer(_ name: String, in room: Room) {
-        let key = TimerKey(room: room.name, name: name)
-        perform(timers.remove(key))
-        pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
-    }
-
-    /// Applies a timer that came due, in its room's turn, unless it was replaced or cancelled meanwhile (or, on
-    /// several servers, another server applied it): its action as its sender, and its removal, in one write.
-    func fire(_ timer: StoredTimer, in room: Room) {
-        let key = TimerKey(room: timer.room, name: timer.name)
-        guard timers.book.timer(key)?.order == timer.order else { return }
-        perform(timers.remove(key))
-        // Another server applied or cancelled it.
-        guard room.timerIsInLog(timer) else { return }
-        pipeline.timersChanged(scheduled: [], gone: [key], in: room, server: self)
-        guard let record = TimerRecord(timer.request) else {
-            return logger.error("a timer cannot be read; it is dropped", metadata: ["room": "\(room.name)"])
-        }
-        let requester = DetachedRequester(room: room, sender: record.sender, logger: logger)
-        change(.action(id: record.id, action: record.action), seq: nil, from: requester, as: .timer, timer: timer.name)
-    }
-
     /// Reads the timers storage holds (at start; on several servers also every ``CommitPipeline/timerPoll``, for
     /// those other servers scheduled) and arms the next.
     func loadTimers() async {
@@ -194,14 +118,5 @@ extension SyncServer {
         }
         let body: JSON = ["room": .string(name), "timers": .array(entries)]
         return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
-    }
-}
-
-extension Room {
-    /// Whether `timer` is still pending in the shared log as the room's locked write read it; always, for a log this
-    /// server alone writes (its ``TimerSchedule`` is then the truth).
-    func timerIsInLog(_ timer: StoredTimer) -> Bool {
-        guard let loggedTimers else { return true }
-        return loggedTimers[timer.name] == timer.order
     }
 }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import FoundationEssentials
 import Synchronization
 import LockstepCore
 import LockstepStorage
@@ -226,7 +227,8 @@ public actor SyncServer {
         if let since = connection.query["since"].flatMap(Int.init),
             room.isResumable(fromEpoch: connection.query["epoch"]),
             let missed = session.sight.missedPatches(
-                after: since, released: room.released, current: room.store.version, views: room.views,
+                after: since, released: room.engine.released, current: room.engine.store.version,
+                views: room.engine.views,
                 state: { version in try self.state(of: room, at: version, older: []) })
         {
             connection.send(room.resumeFrame(for: session, at: since))
@@ -285,7 +287,9 @@ public actor SyncServer {
             if room.follow(session) { sendPresence(to: session) }
             logger.info(
                 "resynchronised a slow client",
-                metadata: ["room": "\(room.name)", "client": "\(session.client)", "version": "\(room.store.version)"])
+                metadata: [
+                    "room": "\(room.name)", "client": "\(session.client)", "version": "\(room.engine.store.version)",
+                ])
         } catch {
             logger.error("cannot encode room state", metadata: ["room": "\(session.room.name)", "error": "\(error)"])
         }
@@ -375,80 +379,70 @@ public actor SyncServer {
     /// Hands a change request to the pipeline; a revert further back than memory holds first reads what it needs.
     /// Even while the storage is unavailable: the write reconnects, and only a write that fails is refused.
     func submit(_ request: ClientRequest, from requester: any Requester) {
-        if case .revert(_, let version) = request.message, requester.room.needsStoredHistory(toReach: version) {
+        if case .revert(_, let version) = request.message, requester.room.engine.needsStoredHistory(toReach: version) {
             return revertFromStorage(request, from: requester, to: version)
         }
         pipeline.submit(.request(request, requester), to: requester.room, server: self)
     }
 
-    /// Applies what the pipeline hands over, in its turn: a request (unless its `seq` or its idempotency key was
-    /// applied before) or an effect's action.
+    /// Applies what the pipeline hands over, in its turn, and carries out what the room's engine decides.
     func apply(_ input: RoomInput, in room: Room) {
-        switch input {
-        case .request(let request, let requester, let older):
-            guard isNew(request, from: requester) else { return }
-            if let timer = request.timer { return schedule(request, timer: timer, from: requester) }
-            if case .cancel(let id, let name) = request.message {
-                return cancelTimer(name, id: id, seq: request.seq, from: requester)
-            }
-            change(request.message, seq: request.seq, from: requester, older: older)
-        case .effect(let action, let sender):
-            apply(action, in: room, sender: sender)
-        case .timer(let timer):
-            fire(timer, in: room)
-        case .membership(let action, let sender, let kind):
-            let requester = DetachedRequester(room: room, sender: sender, logger: logger)
-            change(.action(id: nil, action: action), seq: nil, from: requester, as: kind)
-        }
-    }
-
-    /// Applies a change request; an action the server applies for someone says so with `kind` (`timer`, naming
-    /// `timer`, `join` or `leave`).
-    func change(
-        _ request: ClientMessage, seq: Int?, from requester: any Requester, older: [StoredChange] = [],
-        as kind: Cause.Kind? = nil, timer: String? = nil
-    ) {
         let started = ContinuousClock.now
         defer { metrics.actionLatency.recordNanoseconds(Int64(started.duration(to: .now) / .nanoseconds(1))) }
-        let room = requester.room
-        let context = context(for: requester, in: room)
-        do {
-            if case .revert(let id, let version) = request {
-                return revert(to: version, id: id, seq: seq, from: requester, older: older)
-            }
-            if case .action(_, let action) = request {
-                metrics.actions.increment()
-                try checkReads(of: action, by: requester)
-            }
-            guard
-                let performed = try RoomTurn.perform(
-                    request, client: requester.client, as: kind, timer: timer, on: &room.store, context: context)
-            else { return }
-            if let change = performed.change, let cause = performed.cause {
-                publish(change, in: room, cause: cause, context: context)
-            }
-            finish(seq: seq, with: .ack(id: request.id, version: room.store.version), for: requester)
-            run(performed.effects, in: room, sender: context.sender)
-        } catch {
-            let answer = RequestAnswer.error(
-                id: request.id, code: error.code, message: message(of: error, for: requester))
-            finish(seq: nil, with: answer, for: requester)
+        let taken: RoomEngine.Input
+        switch input {
+        case .request(let request, let requester, let older):
+            taken = .request(request, from: source(of: requester), older: older)
+        case .effect(let action, let sender): taken = .effect(action, sender)
+        case .timer(let timer): taken = .timer(timer)
+        case .membership(let action, let sender, let kind): taken = .membership(action, sender, kind)
+        }
+        let time = RoomEngine.Time(
+            milliseconds: clock.epochMilliseconds, markSeconds: Date().timeIntervalSince1970)
+        let turn = room.engine.take(taken, at: time, epoch: room.epoch, rules: turnRules, timers: &timers)
+        if turn.applied, case .request(let request, _, _) = input, case .action = request.message {
+            metrics.actions.increment()
+        }
+        for output in turn.outputs { carryOut(output, of: input, in: room) }
+    }
+
+    /// Who a requester is to its room's engine.
+    private func source(of requester: any Requester) -> RoomEngine.Source {
+        RoomEngine.Source(
+            client: requester.client, sender: requester.sender(run: runID), subject: requester.subject,
+            session: requester.sessionName?.value, idempotency: requester.idempotency)
+    }
+
+    /// What a room's engine decided, carried out: a change to the pipeline (stored, then released), a mark or timers
+    /// to store with it, the answer to the input's requester, the timer wait moved, an effect's work started.
+    private func carryOut(_ output: RoomEngine.Output, of input: RoomInput, in room: Room) {
+        switch output {
+        case .commit(let commit):
+            auditTrail.record(commit.change, in: room.name, cause: commit.encoded.cause)
+            pipeline.commit(
+                commit.patch, message: commit.encoded.bytes, record: commit.encoded.record, in: room, server: self)
+        case .mark(let mark):
+            pipeline.markMoved(mark, in: room, server: self)
+        case .timers(let scheduled, let gone):
+            pipeline.timersChanged(scheduled: scheduled, gone: gone, in: room, server: self)
+        case .wait(let wait):
+            perform(wait)
+        case .answer(let answer):
+            guard case .request(_, let requester, _) = input else { return }
+            reply(answer, to: requester)
+        case .run(let work, let sender):
+            start(work, in: room, sender: sender)
+        case .notice(let level, let what, let reason, let client):
+            var metadata: Logger.Metadata = ["room": "\(room.name)", "reason": "\(reason)"]
+            if let client { metadata["client"] = "\(client)" }
+            logger.log(level: level, "\(what)", metadata: metadata)
         }
     }
 
-    /// Sends `change` to everyone in `room`, the sender included: one encoding, the same bytes for all.
-    ///
-    /// With storage the patch waits until the change is stored (see ``CommitPipeline``), with its author and
-    /// compensation. The cause gets the change's time and its sender's name and token subject.
-    func publish(_ change: Change, in room: Room, cause: Cause, context: ReducerContext) {
-        let encoded = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
-        let cause = encoded.cause
-        let patch = Room.loggedPatch(
-            change, encoded: encoded, history: room.store.history, views: &room.views,
-            after: { try room.store.stateJSON() })
-        auditTrail.record(change, in: room.name, cause: cause)
-        room.timeline.record(version: patch.version, inverse: change.inverse, stored: room.releasedVersion)
-        pipeline.commit(patch, message: encoded.bytes, record: encoded.record, in: room, server: self)
+    /// The server's settings a room's turn follows.
+    var turnRules: RoomEngine.Rules {
+        RoomEngine.Rules(
+            guarded: privateParts, sessionWrites: configuration.sessionWrites, maxTimers: configuration.maxTimers)
     }
 
     /// Puts a released patch on the wire, once, for every client following the room.
@@ -473,7 +467,7 @@ public actor SyncServer {
 
     private func answerHistory(id: String?, limit: Int?, for session: Session) {
         let count = min(limit ?? configuration.historyLimit.default, configuration.historyLimit.max)
-        let entries = session.room.released.recent.suffix(count).map { patch in
+        let entries = session.room.engine.released.recent.suffix(count).map { patch in
             ServerMessage.HistoryRecord(version: patch.version, cause: session.sight.cause(of: patch))
         }
         send(.history(id: id, entries: entries), to: session)
@@ -512,47 +506,21 @@ public actor SyncServer {
 
     // MARK: - Effects
 
-    /// Applies `.send` effects now and starts `.run` effects, whose actions come back through the loop; their
-    /// changes are `sender`'s, whose action started them.
-    func run(_ effects: [RoomEffect], in room: Room, sender: Sender?) {
-        for effect in effects {
-            switch effect {
-            case .send(let action):
-                apply(action, in: room, sender: sender)
-            case .run(let body):
-                // The work runs on its own; whatever it sends comes back through the loop, to the room by name. The
-                // room stays in memory until it ends.
-                let name = room.name
-                room.runningEffects += 1
-                Task {
-                    await body { action in await self.receiveEffect(action, inRoom: name, sender: sender) }
-                    room.runningEffects -= 1
-                    self.roomBecameIdle(room)
-                }
-            case .schedule(let action, let delay, let timer):
-                schedule(action.json, after: delay, timer: timer, in: room, sender: sender)
-            case .cancel(let timer):
-                cancelTimer(timer, in: room)
-            }
+    /// Starts an effect's work off the loop: whatever it sends comes back through the loop, to the room by name, as
+    /// `sender`'s. The room stays in memory until the work ends.
+    private func start(_ work: @escaping RoomEngine.Work, in room: Room, sender: Sender?) {
+        let name = room.name
+        room.runningEffects += 1
+        Task {
+            await work { action in await self.receiveEffect(action, inRoom: name, sender: sender) }
+            room.runningEffects -= 1
+            self.roomBecameIdle(room)
         }
     }
 
     private func receiveEffect(_ action: EffectAction, inRoom name: String, sender: Sender?) {
         guard let room = rooms[name] else { return }
         pipeline.submit(.effect(action, sender), to: room, server: self)
-    }
-
-    func apply(_ action: EffectAction, in room: Room, sender: Sender?) {
-        let context = context(for: sender, in: room)
-        do {
-            let outcome = try room.store.send(effect: action, context: context)
-            if let change = outcome.change {
-                publish(change, in: room, cause: Cause(kind: .effect, action: action.json), context: context)
-            }
-            run(outcome.effects, in: room, sender: sender)
-        } catch {
-            logger.warning("an effect's action failed", metadata: ["room": "\(room.name)", "error": "\(error)"])
-        }
     }
 
     // MARK: - HTTP
@@ -613,7 +581,7 @@ public actor SyncServer {
     /// for a room no one has used, `503` when storage cannot be read.
     func roomToRead(_ name: String) async -> RoomLookup {
         switch await room(named: name, creating: false) {
-        case .success(let found?) where !(found.isProvisional && found.store.version == 0):
+        case .success(let found?) where !(found.isProvisional && found.engine.store.version == 0):
             .found(found)
         case .success:
             .answered(HTTPResponse(status: 404, text: "no room named \(name)\n"))
@@ -642,11 +610,11 @@ public actor SyncServer {
         if let answer = await timeTravelResponse(to: read, in: room) { return answer }
         do {
             let (version, state) = try releasedState(of: room)
-            let body = read.body(room: room.name, version: version, state: state, epoch: room.epoch, parts: privateParts)
+            let body = read.body(
+                room: room.name, version: version, state: state, epoch: room.epoch, parts: privateParts)
             return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())
         } catch {
             return HTTPResponse(status: 500, text: "\(error)\n")
         }
     }
 }
-

@@ -15,7 +15,9 @@ extension ClusterSimulation {
         client.connection = id
         client.joined = false
         client.outstanding = []
-        note("client \(client.index) connects to server \(server.index) as \(id), since \(since.map(String.init) ?? "-")")
+        note(
+            "client \(client.index) connects to server \(server.index) as \(id), since \(since.map(String.init) ?? "-")"
+        )
         tasks.append(.join(connection: id))
     }
 
@@ -189,8 +191,9 @@ extension ClusterSimulation {
             joined(client, seq: seq)
         case .patch(let bytes):
             checkPrivacy(of: bytes, to: client)
-            guard case .patch(let version, let ops, _, let undo, let redo)? = try? ServerMessage(
-                json: JSON(parsing: bytes)), var mirror = client.mirror
+            guard
+                case .patch(let version, let ops, _, let undo, let redo)? = try? ServerMessage(
+                    json: JSON(parsing: bytes)), var mirror = client.mirror
             else { return violate("client \(client.index) got a patch it cannot read, or before any state") }
             // A view's client gets the versions that changed its view, and every one of them.
             let skipped = client.view == nil ? [] : Array(mirror.version + 1..<max(mirror.version + 1, version))
@@ -229,7 +232,9 @@ extension ClusterSimulation {
             }
             let stored = log.rooms[name]!.versionOf[requestID]
             if changed, stored != version {
-                violate("\(requestID) was acknowledged at \(version), and the log has it at \(stored.map(String.init) ?? "no version")")
+                violate(
+                    "\(requestID) was acknowledged at \(version), and the log has it at \(stored.map(String.init) ?? "no version")"
+                )
             }
             if changed, client.view == nil, (client.mirror?.version ?? 0) < version {
                 violate("client \(client.index) got the ack of \(requestID) before the patch of version \(version)")
@@ -264,7 +269,8 @@ extension ClusterSimulation {
             let after = client.outstanding.first(where: { $0.id == readID })?.after ?? 0
             answered(client, readID)
             if version < after {
-                violate("client \(client.index)'s read \(readID) saw version \(version), older than its ack of \(after)")
+                violate(
+                    "client \(client.index)'s read \(readID) saw version \(version), older than its ack of \(after)")
             }
         case .close:
             note("client \(client.index)'s connection is closed by the server")
@@ -315,7 +321,8 @@ extension ClusterSimulation {
         let covered = { (request: SimulatedRequest) in request.key == nil && request.seq <= seq }
         for request in client.unacked where covered(request) && !committed.contains(request.id) {
             violate(
-                "client \(client.index)'s \(request.id) is under its session's mark \(seq), and no write applied it: lost")
+                "client \(client.index)'s \(request.id) is under its session's mark \(seq), and no write applied it: lost"
+            )
         }
         client.unacked.removeAll(where: covered)
         for request in client.unacked { sendFrame(.request(request), from: client) }

@@ -10,10 +10,12 @@ extension ClusterSimulation {
         for server in servers where server.alive {
             // Outside a batch applied and not committed; on a log of its own, with every change released.
             for room in server.sortedRooms
-            where localLog ? room.released.version == room.store.version : room.machine.write?.batchBase == nil {
-                let version = room.store.version
-                let state = try? room.store.stateJSON()
-                let history = room.store.history
+            where localLog
+                ? room.engine.released.version == room.engine.store.version : room.machine.write?.batchBase == nil
+            {
+                let version = room.engine.store.version
+                let state = try? room.engine.store.stateJSON()
+                let history = room.engine.store.history
                 check(
                     "server \(server.index)'s copy of \(room.name)", version: version, state: state,
                     undo: history.undoCount, redo: history.redoCount, in: room.name)
@@ -74,8 +76,9 @@ extension ClusterSimulation {
                 if !room.machine.isIdle || room.transaction != nil || waitsForLog(room, on: server) {
                     violate("server \(server.index)'s \(room.name) is still busy: \(room.machine)")
                 }
-                if !room.connections.isEmpty, room.store.version != log.version(of: room.name) {
-                    violate("server \(server.index)'s \(room.name) settled at \(room.store.version), behind the log")
+                if !room.connections.isEmpty, room.engine.store.version != log.version(of: room.name) {
+                    violate(
+                        "server \(server.index)'s \(room.name) settled at \(room.engine.store.version), behind the log")
                 }
             }
         }

@@ -72,7 +72,7 @@ extension ClusterSimulation {
         switch server.queue.writeReturned(stored: stored, sessions: write.sessions) {
         case .stored(let written):
             store(write)
-            for mark in write.sessions.marks { server.rooms[mark.room]?.marks.stored(mark) }
+            for mark in write.sessions.marks { server.rooms[mark.room]?.engine.marks.stored(mark) }
             release(written)
         case .failed(let released, let rooms, let written):
             release(released)

@@ -21,7 +21,7 @@ extension ClusterSimulation {
             let session = clients[connection.client].session
             submit(.request(request, connection: id, session: session), to: room, on: server)
         case .read(let readID):
-            reply(.readReply(id: readID, version: room.store.version), to: id, in: room, on: server)
+            reply(.readReply(id: readID, version: room.engine.store.version), to: id, in: room, on: server)
         case .presence(let state):
             room.presenceStates[id] = state
             peersChanged(in: room, on: server)
@@ -58,8 +58,7 @@ extension ClusterSimulation {
     /// `Room.release`: a released change to every client of the room, its message to those who see the whole room
     /// and to a view's clients what the change is to their view (if anything); it is kept for clients resuming.
     func broadcast(_ patch: Room.LoggedPatch, in room: SimulatedRoom) {
-        room.released.release(patch)
-        room.views.release(patch.views, version: patch.version)
+        room.engine.release(patch)
         for id in room.connections {
             // A client whose snapshot is of a later version gets none of the patches up to it, then that snapshot.
             if let held = room.heldSnapshots[id], patch.version <= held.version {
@@ -71,7 +70,9 @@ extension ClusterSimulation {
             }
             var bytes = patch.frame.payload
             if let connection = connections[id], let view = clients[connection.client].view {
-                guard let frame = patch.views[room.views.key(of: view)]?.frame(for: view.reader) else { continue }
+                guard let frame = patch.views[room.engine.views.key(of: view)]?.frame(for: view.reader) else {
+                    continue
+                }
                 bytes = frame.payload
             }
             patchesSent += 1
@@ -89,7 +90,7 @@ extension ClusterSimulation {
         room.heldSnapshots[id] = nil
         room.presenceStates[id] = nil
         if let connection = connections[id], let view = clients[connection.client].view {
-            _ = room.views.dismiss(view)
+            _ = room.engine.views.dismiss(view)
         }
     }
 
@@ -122,7 +123,7 @@ extension ClusterSimulation {
         guard !log.isDown(at: step) else { return closeAtJoin(connection) }
         guard let room = server.rooms[name] ?? loadRoom(name, on: server) else { return }
         let session = clients[connection.client].session
-        if let mark = log.mark(of: session, in: name, at: step) { room.marks.adopt(mark) }
+        if let mark = log.mark(of: session, in: name, at: step) { room.engine.marks.adopt(mark) }
         guard room.machine.mayApplyCommitted else {
             // `prepareJoin`: a write of the room's own settles first.
             room.machine.mayHaveMissed()
@@ -136,7 +137,9 @@ extension ClusterSimulation {
         let catchesUp = true
         #endif
         if catchesUp {
-            guard applyCommitted(log.rows(of: name, after: room.store.version), to: room, on: server) else { return }
+            guard applyCommitted(log.rows(of: name, after: room.engine.store.version), to: room, on: server) else {
+                return
+            }
         }
         answerJoin(id, of: clients[connection.client], since: connection.since, in: room)
         room.connections.append(id)
@@ -147,29 +150,29 @@ extension ClusterSimulation {
     /// as it sees the room (`RoomSight.missedPatches`: the view's own patches, or the room's resume window), else a
     /// snapshot of what it sees, each with its session's stored mark; then the client is on its view's stream.
     private func answerJoin(_ id: Int, of client: SimulatedClient, since: Int?, in room: SimulatedRoom) {
-        let seq = room.marks.storedSeq(for: client.session)
-        let version = room.store.version
-        let state = (try? room.store.stateJSON()) ?? .null
-        if let view = client.view { room.views.open(view, version: version) { state } }
+        let seq = room.engine.marks.storedSeq(for: client.session)
+        let version = room.engine.store.version
+        let state = (try? room.engine.store.stateJSON()) ?? .null
+        if let view = client.view { room.engine.views.open(view, version: version) { state } }
         if let since,
             let missed = client.sight.missedPatches(
-                after: since, released: room.released, current: version, views: room.views,
-                state: { past in try room.timeline.state(at: past, from: state, current: version, older: []) })
+                after: since, released: room.engine.released, current: version, views: room.engine.views,
+                state: { past in try room.engine.timeline.state(at: past, from: state, current: version, older: []) })
         {
             send(.resume(version: since, seq: seq), to: id)
             for frame in missed { send(.patch(frame.payload), to: id) }
         } else {
-            let history = room.store.history
-            let seen = client.sight.value(in: state, parts: room.views.parts)
+            let history = room.engine.store.history
+            let seen = client.sight.value(in: state, parts: room.engine.views.parts)
             let snapshot = ServerFrame.snapshot(
                 version: version, state: seen, undo: history.undoCount, redo: history.redoCount, seq: seq)
             // `Session.synchronise`: a snapshot of changes still being stored goes out once they are, and the
             // client follows the room from then on (`Room.follow`).
-            let holds = room.released.holdsSnapshot(of: version)
-            if version > room.released.version { room.heldSnapshots[id] = (version, holds ? snapshot : nil) }
+            let holds = room.engine.released.holdsSnapshot(of: version)
+            if version > room.engine.released.version { room.heldSnapshots[id] = (version, holds ? snapshot : nil) }
             if !holds { send(snapshot, to: id) }
         }
-        if let view = client.view { room.views.admit(view, version: version) }
+        if let view = client.view { room.engine.views.admit(view, version: version) }
     }
 
     /// The server reads a room it does not hold (for a handshake or a timer); nil when the database is away.
@@ -186,7 +189,7 @@ extension ClusterSimulation {
             }
             room = SimulatedRoom(
                 id: makeID(), name: name, store: replay.store, recent: recent, parts: app.privateParts)
-            room.timeline.restore(
+            room.engine.timeline.restore(
                 rows.map { ($0.version, try? $0.parsedRecord().inverse) }, through: replay.store.version)
         } catch {
             violate("server \(server.index) cannot read \(name): \(error)")
@@ -196,7 +199,7 @@ extension ClusterSimulation {
         guard !localLog else {
             // `SyncServer.install`: every mark the log holds comes with the room (no write's lock reads them later).
             for session in log.rooms[name]!.marks.keys.sorted() {
-                if let mark = log.mark(of: session, in: name, at: step) { room.marks.adopt(mark) }
+                if let mark = log.mark(of: session, in: name, at: step) { room.engine.marks.adopt(mark) }
             }
             return room
         }
@@ -228,7 +231,9 @@ extension ClusterSimulation {
     func runPump(_ room: SimulatedRoom, on server: SimulatedServer) {
         while true {
             let active = server.alive && server.rooms[room.name] === room
-            switch room.queue.next(roomActive: active, hasWrites: room.writes.hasWrites, version: room.store.version) {
+            switch room.queue.next(
+                roomActive: active, hasWrites: room.writes.hasWrites, version: room.engine.store.version)
+            {
             case .write(let attempt, let marks):
                 return startWrite(room, attempt: attempt, marks: marks, on: server)
             case .send(let replies):
@@ -249,7 +254,7 @@ extension ClusterSimulation {
         let id = makeID()
         transactions[id] = Transaction(
             id: id, server: server.index, incarnation: server.incarnation, name: room.name, room: room.id,
-            attempt: attempt, after: room.store.version, sessions: marks)
+            attempt: attempt, after: room.engine.store.version, sessions: marks)
         room.transaction = id
         tasks.append(.lock(transaction: id))
     }
@@ -268,7 +273,7 @@ extension ClusterSimulation {
         let missed = log.rows(of: transaction.name, after: transaction.after)
         let marks = transaction.sessions.compactMap { log.mark(of: $0, in: transaction.name, at: step) }
         if let room = server.rooms[transaction.name], room.id == transaction.room {
-            room.loggedTimers = log.rooms[transaction.name]!.timers
+            room.engine.loggedTimers = log.rooms[transaction.name]!.timers.mapValues(\.order)
             prepare(room, attempt: transaction.attempt, missed: missed, marks: marks, on: server, into: &transaction)
         }
         transaction.phase = .prepared
@@ -283,9 +288,9 @@ extension ClusterSimulation {
     ) {
         guard room.queue.prepare(attempt: attempt) else { return }
         guard applyCommitted(missed, to: room, on: server) else { return }
-        for mark in marks { room.marks.adopt(mark) }
-        room.store.setHistoryCheckpoint()
-        for item in room.queue.applyBatch(from: room.store.version) {
+        for mark in marks { room.engine.marks.adopt(mark) }
+        room.engine.store.setHistoryCheckpoint()
+        for item in room.queue.applyBatch(from: room.engine.store.version) {
             switch item {
             case .input(let input): applyInput(input, in: room, on: server)
             case .reply(let reply): room.hold(.answer(connection: reply.connection, reply.frame))
@@ -305,123 +310,127 @@ extension ClusterSimulation {
         transaction.scheduledHere = SimulatedLog.scheduledHere(room.batchTimerOps)
     }
 
-    /// `SyncServer.apply`: a request, a timer come due, or (under a mutant) a fired timer's row removed on its own.
+    /// `SyncServer.apply`: the room's engine takes the input in its turn (the real ``RoomEngine``), and what it decides
+    /// is carried out as the server does: changes and answers held until the commit, marks and timers into the batch.
+    /// A fired timer's row removed on its own (only under a mutant) goes straight into the batch.
     func applyInput(_ input: SimulatedRoom.Input, in room: SimulatedRoom, on server: SimulatedServer) {
+        let taken: RoomEngine.Input
+        var asked: (request: SimulatedRequest, connection: Int)?
         switch input {
-        case .request(let request, let connection, _): apply(request, from: connection, in: room)
-        case .timer(let timer): fire(timer, in: room, on: server)
+        case .request(let request, let id, _):
+            guard let connection = connections[id] else { return }
+            asked = (request, id)
+            taken = .request(
+                clientRequest(request), from: source(of: request, on: id, client: clients[connection.client]),
+                older: olderRows(for: request, in: room))
+        case .timer(let timer):
+            taken = .timer(timer)
         case .timerGone(let name):
-            storeInBatch((name, nil), in: room)
+            room.engine.loggedTimers?[name] = nil
+            return storeInBatch((name, nil), in: room)
         }
-    }
-
-    /// `SyncServer.apply` for the requests the simulation sends, deciding as the server does (``RoomTurn``): a
-    /// duplicate `seq` is acknowledged without applying it, anything else goes through the real store and reducer;
-    /// what it makes is held until the commit.
-    private func apply(_ request: SimulatedRequest, from id: Int, in room: SimulatedRoom) {
-        guard let connection = connections[id] else { return }
-        let session = clients[connection.client].session
-        let idempotency = request.idempotency
-        if let answer = RoomTurn.answerInstead(
-            of: ClientRequest(message: request.message, seq: idempotency == nil ? request.seq : nil),
-            session: session, idempotency: idempotency, marks: room.marks, version: room.store.version)
-        {
-            room.hold(.answer(connection: id, ServerFrame(answer, to: request)))
+        let timerOpsBefore = room.batchTimerOps.count
+        let turn = room.engine.take(
+            taken, at: RoomEngine.Time(milliseconds: step, markSeconds: Double(step)), epoch: "simulation",
+            rules: SimulatedRoom.rules, timers: &server.timers)
+        if turn.applied, let asked { room.batchRequests.append(asked.request.id) }
+        let commits = turn.outputs.filter { if case .commit = $0 { true } else { false } }.count
+        if commits > 1 {
+            violate("one turn of \(room.name) made \(commits) changes; the simulation's apps make one at most")
+        }
+        for output in turn.outputs {
+            switch output {
+            case .commit(let commit):
+                held(commit, in: room)
+            case .mark(let mark):
+                storeInBatch(mark, in: room)
+            case .timers(let scheduled, let gone):
+                for timer in scheduled { storeInBatch((timer.name, timer), in: room) }
+                for key in gone { storeInBatch((key.name, nil), in: room) }
+            case .answer(let answer):
+                guard let asked else { break }
+                let frame = ServerFrame(
+                    answer, to: asked.request, version: room.engine.store.version, changed: commits > 0 && turn.applied)
+                room.hold(.answer(connection: asked.connection, frame))
+            case .wait, .notice:
+                // The simulated servers' timers fire on the steps' clock; notices are the operator's.
+                break
+            case .run:
+                violate("a turn of \(room.name) started an effect's work; the simulation's apps start none")
+            }
+        }
+        guard let asked, turn.applied else {
+            #if LOCKSTEP_MUTANTS
+            if case .timer(let timer) = input, commits > 0, Mutant.isActive(.firedTimerRowRemovedSeparately) {
+                room.firedAwaitingRemoval.append(timer.name)
+            }
+            #endif
             return
         }
-        // Applied, whatever it comes to: an error answers it as much as an ack.
-        room.batchRequests.append(request.id)
-        let sender = Sender(client: "c\(id)", session: session)
-        let context = ReducerContext(sender: sender, time: step, version: room.store.version + 1, epoch: "simulation")
-        do {
-            var change: Change?
-            switch request.kind {
-            case .schedule(let json, let after, let name):
-                schedule(json, after: after, timer: name, id: request.id, sender: sender, in: room,
-                    on: servers[connection.server])
-            case .cancel(let name):
-                cancelTimer(name, in: room, on: servers[connection.server])
-            case .action, .undo, .redo, .undoMine, .redoMine:
-                change = try perform(request.message, client: sender.client, in: room, context: context)
-            case .revert(let version):
-                change = try revert(to: version, id: request.id, client: sender.client, in: room, context: context)
-            }
-            finish(request, of: session, answered: .ack(id: request.id, version: room.store.version), in: room)
-            let ack = ServerFrame.ack(
-                id: request.id, version: room.store.version, duplicate: false, changed: change != nil)
-            room.hold(.answer(connection: id, ack))
-        } catch let error as TimeTravelError {
-            finish(request, of: session, answered: .error(id: request.id, code: error.code, message: ""), in: room)
-            room.hold(.answer(connection: id, .error(id: request.id, code: error.code)))
-        } catch {
-            finish(request, of: session, answered: .error(id: request.id, code: "rejected", message: ""), in: room)
-            room.hold(.answer(connection: id, .error(id: request.id, code: "rejected")))
+        switch asked.request.kind {
+        case .cancel(let name):
+            room.batchCancels.append((name, timerOpsBefore))
+        case .revert(let version):
+            checkRevert(of: room, to: version, by: asked.request)
+        default:
+            break
         }
     }
 
-    /// `SyncServer.finish`: the marks the answer moves (`RoomTurn.marksMoved`), one per name going with the write, as
-    /// the real write sends it.
-    private func finish(
-        _ request: SimulatedRequest, of session: String, answered answer: RequestAnswer, in room: SimulatedRoom
-    ) {
-        let idempotency = request.idempotency
-        let moved = RoomTurn.marksMoved(
-            by: answer, seq: idempotency == nil ? request.seq : nil, session: session, idempotency: idempotency,
-            in: room.name, marks: &room.marks, now: Double(step), writes: SimulatedRoom.sessionWrites)
-        for mark in moved {
-            room.writes.marks.append(mark)
-            let earlier = room.batchMarks.first { $0.session == mark.session }?.seq ?? 0
-            room.batchMarks.removeAll { $0.session == mark.session }
-            room.batchMarks.append(
-                StoredMark(
-                    room: mark.room, session: mark.session, seq: max(earlier, mark.seq), time: mark.time,
-                    answer: mark.answer, holes: mark.holes))
+    /// The request as the server reads it from the client's frame.
+    private func clientRequest(_ request: SimulatedRequest) -> ClientRequest {
+        var timer: TimerRequest?
+        if case .schedule(_, let after, let name) = request.kind { timer = TimerRequest(after: after, name: name) }
+        return ClientRequest(
+            message: request.message, seq: request.idempotency == nil ? request.seq : nil, timer: timer)
+    }
+
+    /// Who a request on connection `id` is to the room's engine: the connection's client, of the client's session (a
+    /// request with an idempotency key comes as over HTTP, with the key).
+    private func source(of request: SimulatedRequest, on id: Int, client: SimulatedClient) -> RoomEngine.Source {
+        let sender = Sender(client: "c\(id)", session: client.session)
+        return RoomEngine.Source(
+            client: sender.client, sender: sender, subject: nil, session: client.session,
+            idempotency: request.idempotency)
+    }
+
+    /// `SyncServer.revertFromStorage`: the log's changes a revert needs beyond what the room's timeline holds, read
+    /// before its turn.
+    private func olderRows(for request: SimulatedRequest, in room: SimulatedRoom) -> [StoredChange] {
+        guard case .revert(let version) = request.kind, room.engine.needsStoredHistory(toReach: version) else {
+            return []
         }
+        let held = room.engine.timeline.oldestVersion ?? room.engine.store.version + 1
+        return log.rows(of: room.name, after: version).filter { $0.version < held }
     }
 
-    /// ``RoomTurn`` in the room's turn: the store's change, its patch held until the commit and its row in the batch.
-    func perform(
-        _ message: ClientMessage, client: String?, as kind: Cause.Kind? = nil, timer: String? = nil,
-        in room: SimulatedRoom, context: ReducerContext
-    ) throws(StoreError) -> Change? {
-        let performed = try RoomTurn.perform(
-            message, client: client, as: kind, timer: timer, on: &room.store, context: context)
-        guard let change = performed?.change, let cause = performed?.cause else { return nil }
-        return held(change, cause: cause, in: room, context: context)
-    }
-
-    /// `SyncServer.revert` with ``RoomTurn``: the log is read for what the room's timeline no longer holds, as the
-    /// server reads it before the request's turn. The state it makes must be the log's at `version`.
-    func revert(
-        to version: Int, id: String, client: String, in room: SimulatedRoom, context: ReducerContext
-    ) throws(TimeTravelError) -> Change? {
-        let held = room.timeline.oldestVersion ?? room.store.version + 1
-        let older = version + 1 < held ? log.rows(of: room.name, after: version).filter { $0.version < held } : []
-        let performed = try RoomTurn.revert(
-            to: version, id: id, client: client, on: &room.store, timeline: room.timeline, older: older,
-            context: context)
+    /// A revert's state must be the log's at its version.
+    private func checkRevert(of room: SimulatedRoom, to version: Int, by request: SimulatedRequest) {
         let logged = log.rooms[room.name]!.states
-        if version < logged.count, (try? room.store.stateJSON()) != logged[version] {
-            violate("\(id) reverted \(room.name) to version \(version), and the state differs from the log's there")
+        if version < logged.count, (try? room.engine.store.stateJSON()) != logged[version] {
+            violate(
+                "\(request.id) reverted \(room.name) to version \(version), and the state differs from the log's there")
         }
-        guard let change = performed.change, let cause = performed.cause else { return nil }
-        return self.held(change, cause: cause, in: room, context: context)
     }
 
-    /// A change the batch made: its row in the queue with its patch, held until the commit; its inverse in the
-    /// timeline.
-    private func held(_ change: Change, cause: Cause, in room: SimulatedRoom, context: ReducerContext) -> Change {
-        room.timeline.record(version: change.version, inverse: change.inverse, stored: room.released.version)
-        let patch = RoomTurn.patch(of: change, cause: cause, context: context, history: room.store.history)
+    /// `SyncServer`'s pipeline takes a mark: one per name goes with the write, as the real write sends it.
+    private func storeInBatch(_ mark: StoredMark, in room: SimulatedRoom) {
+        room.writes.marks.append(mark)
+        let earlier = room.batchMarks.first { $0.session == mark.session }?.seq ?? 0
+        room.batchMarks.removeAll { $0.session == mark.session }
+        room.batchMarks.append(
+            StoredMark(
+                room: mark.room, session: mark.session, seq: max(earlier, mark.seq), time: mark.time,
+                answer: mark.answer, holes: mark.holes))
+    }
+
+    /// A change the turn made: its row in the queue with its patch, held until the commit.
+    private func held(_ commit: RoomEngine.Commit, in room: SimulatedRoom) {
         let row = StoredChange(
-            room: room.name, version: change.version, message: patch.bytes, record: patch.record.serialized())
-        let state = (try? room.store.stateJSON()) ?? .null
-        room.batchStates.append(state)
-        // As `SyncServer.publish` releases it later.
-        let logged = Room.loggedPatch(
-            change, encoded: patch, history: room.store.history, views: &room.views, after: { state })
-        room.writes.append(row, holding: SimulatedRelease(room: room, held: .patch(logged)), snapshots: [])
-        return change
+            room: room.name, version: commit.change.version, message: commit.encoded.bytes,
+            record: commit.encoded.record.serialized())
+        room.batchStates.append((try? room.engine.store.stateJSON()) ?? .null)
+        room.writes.append(row, holding: SimulatedRelease(room: room, held: .patch(commit.patch)), snapshots: [])
     }
 
     /// The transaction's COMMIT, and what the server hears of it.
@@ -489,8 +498,8 @@ extension ClusterSimulation {
         room.transaction = nil
         switch ending.end {
         case .release:
-            room.store.releaseHistoryCheckpoint()
-            for mark in room.batchMarks { room.marks.stored(mark) }
+            room.engine.store.releaseHistoryCheckpoint()
+            for mark in room.batchMarks { room.engine.marks.stored(mark) }
             for item in held {
                 switch item.held {
                 case .patch(let patch): broadcast(patch, in: room)
@@ -500,13 +509,13 @@ extension ClusterSimulation {
             removeFiredSeparately(room, on: server)
         case .answerUnavailable(let base), .sendAway(let base):
             if let base { rollBack(room, to: base, on: server) }
-            for answer in ending.answers(marks: &room.marks, now: Double(step)) {
+            for answer in ending.answers(marks: &room.engine.marks, now: Double(step)) {
                 switch answer {
                 case .sendAway(let connection):
                     if room.connections.contains(connection) { sendAway(connection, from: room) }
                 case .duplicate(.request(let request, let connection, _)):
                     let ack = ServerFrame.ack(
-                        id: request.id, version: room.store.version, duplicate: true, changed: false)
+                        id: request.id, version: room.engine.store.version, duplicate: true, changed: false)
                     send(ack, to: connection)
                 case .unknown(.request(let request, let connection, _)):
                     send(.maybeStored(id: request.id), to: connection)
@@ -527,27 +536,25 @@ extension ClusterSimulation {
     /// `SharedLogPipeline.rollBack`.
     private func rollBack(_ room: SimulatedRoom, to version: Int, on server: SimulatedServer) {
         do throws(StoreRollback.Failure) {
-            try StoreRollback.takeBack(
-                room.batchRows, marks: room.batchMarks, to: version, store: &room.store, timeline: &room.timeline,
-                marks: &room.marks, app: app)
+            try room.engine.takeBack(room.batchRows, marks: room.batchMarks, to: version, app: app)
         } catch {
             return abandon(room, on: server, because: error.description)
         }
-        if !room.views.isEmpty { room.views.reset(to: (try? room.store.stateJSON()) ?? .null) }
+        if !room.engine.views.isEmpty { room.engine.views.reset(to: (try? room.engine.store.stateJSON()) ?? .null) }
     }
 
     // MARK: - Catch-ups and following
 
     /// `SharedLogPipeline.catchUp` up to its read; false when it was deferred at once.
     func startCatchUp(_ room: SimulatedRoom, _ purpose: CatchUpRead.Purpose, on server: SimulatedServer) -> Bool {
-        let version = room.store.version
+        let version = room.engine.store.version
         guard catchUpGoesOn(room.machine.catchUp(after: version, version: version), room, on: server) else {
             return false
         }
         let id = makeID()
         reads[id] = CatchUpRead(
             server: server.index, incarnation: server.incarnation, room: room.id, name: room.name, purpose: purpose,
-            after: room.store.version)
+            after: room.engine.store.version)
         tasks.append(.read(id))
         return true
     }
@@ -568,7 +575,9 @@ extension ClusterSimulation {
         let server = servers[read.server]
         var outcome = SharedLogPipeline.CatchUp.failed
         if let rows = read.rows {
-            if catchUpGoesOn(room.machine.catchUp(after: read.after, version: room.store.version), room, on: server) {
+            if catchUpGoesOn(
+                room.machine.catchUp(after: read.after, version: room.engine.store.version), room, on: server)
+            {
                 outcome = applyCommitted(rows, to: room, on: server) ? .caughtUp : .failed
             } else {
                 outcome = .deferred
@@ -594,7 +603,7 @@ extension ClusterSimulation {
 
     /// `SharedLogPipeline.committed`: another server announced `version`.
     func committed(_ name: String, version: Int, on server: SimulatedServer) {
-        guard let room = server.rooms[name], version > room.store.version else { return }
+        guard let room = server.rooms[name], version > room.engine.store.version else { return }
         room.machine.announced(version: version)
         wake(room, on: server)
         guard room.machine.startFollowing() else { return }
@@ -603,7 +612,7 @@ extension ClusterSimulation {
 
     private func continueFollowing(_ room: SimulatedRoom, on server: SimulatedServer) {
         let active = server.rooms[room.name] === room
-        guard room.machine.followsOn(version: room.store.version, roomActive: active) else { return }
+        guard room.machine.followsOn(version: room.engine.store.version, roomActive: active) else { return }
         if !startCatchUp(room, .follow, on: server) { room.machine.followingFinished() }
     }
 
@@ -617,8 +626,7 @@ extension ClusterSimulation {
 
     /// `SharedLogPipeline.applyCommitted`: the real ``CommittedReplay``, and the stored bytes to the room's clients.
     func applyCommitted(_ rows: [StoredChange], to room: SimulatedRoom, on server: SimulatedServer) -> Bool {
-        let published = CommittedReplay.publish(
-            rows, to: &room.store, timeline: &room.timeline, views: &room.views, app: app)
+        let published = room.engine.apply(committed: rows, app: app)
         for patch in published.patches { broadcast(patch, in: room) }
         guard let failure = published.failure else { return true }
         abandon(room, on: server, because: failure)

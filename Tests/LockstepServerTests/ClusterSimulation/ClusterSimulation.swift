@@ -98,7 +98,8 @@ final class ClusterSimulation {
         servers = (0..<serverCount).map(SimulatedServer.init)
         let clientCount = Int(2 + random.next() % 5)
         for index in 0..<clientCount {
-            let sight = Self.sight(of: index, in: app, initial: initial, twin: clients.last { $0.index == index - 3 },
+            let sight = Self.sight(
+                of: index, in: app, initial: initial, twin: clients.last { $0.index == index - 3 },
                 random: &random)
             clients.append(SimulatedClient(index: index, room: names[index % names.count], sight: sight))
         }
@@ -236,8 +237,9 @@ final class ClusterSimulation {
 
     private func faultEvent() {
         guard faultsOn else { return }
-        if chance(faults.drop * 10), let client = clients.filter({ $0.connection != nil }).randomElement(
-            using: &random)
+        if chance(faults.drop * 10),
+            let client = clients.filter({ $0.connection != nil }).randomElement(
+                using: &random)
         {
             note("client \(client.index) loses its connection")
             disconnect(client)

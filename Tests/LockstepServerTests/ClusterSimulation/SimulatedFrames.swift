@@ -64,15 +64,18 @@ enum ServerFrame {
 }
 
 extension ServerFrame {
-    /// An answer ``RoomTurn`` gives instead of applying `request` again, as its client gets it.
-    init(_ answer: RequestAnswer, to request: SimulatedRequest) {
+    /// An answer the room's engine gives `request`, as its client gets it: `changed` when the request made a version;
+    /// a timer scheduled or cancelled is acknowledged at the room's `version`.
+    init(_ answer: RequestAnswer, to request: SimulatedRequest, version: Int, changed: Bool = false) {
         switch answer {
         case .ack(_, let version, let duplicate):
-            self = .ack(id: request.id, version: version, duplicate: duplicate, changed: false)
+            self = .ack(id: request.id, version: version, duplicate: duplicate, changed: changed)
+        case .scheduled:
+            self = .ack(id: request.id, version: version, duplicate: false, changed: false)
         case .error(_, let code, _):
             self = .error(id: request.id, code: code)
-        case .scheduled, .message:
-            preconditionFailure("a request answered instead of applied gets an ack or an error")
+        case .message:
+            preconditionFailure("a request is answered with an ack, a scheduled or an error")
         }
     }
 }

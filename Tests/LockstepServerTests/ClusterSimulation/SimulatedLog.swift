@@ -94,8 +94,9 @@ struct SimulatedLog {
                 problems.append("a write committed version \(row.version) on top of \(room.rows.count)")
                 break
             }
-            guard case .patch(_, let ops, let cause, let undo, let redo)? = try? ServerMessage(
-                json: JSON(parsing: row.message))
+            guard
+                case .patch(_, let ops, let cause, let undo, let redo)? = try? ServerMessage(
+                    json: JSON(parsing: row.message))
             else {
                 problems.append("version \(row.version) is not a patch")
                 break

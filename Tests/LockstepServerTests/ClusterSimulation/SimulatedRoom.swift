@@ -3,8 +3,9 @@ import LockstepJSON
 @testable import LockstepServer
 import LockstepStorage
 
-/// One room in one simulated server's memory, as ``SharedLogPipeline`` keeps it: the real store, session marks and
-/// queue (``SharedRoomQueue``, with its ``SharedLogMachine``), and what the write in flight holds back.
+/// One room in one simulated server's memory, as ``SharedLogPipeline`` keeps it: the real engine (``RoomEngine``: the
+/// store, session marks, timeline and views) and queue (``SharedRoomQueue``, with its ``SharedLogMachine``), and what
+/// the write in flight holds back.
 final class SimulatedRoom {
     /// What a room's turn applies.
     enum Input: BatchInput {
@@ -47,10 +48,10 @@ final class SimulatedRoom {
 
     /// Distinct for each time a server reads the room: tasks of a room dropped since do nothing.
     let id: Int
-    let name: String
-    var store: any RoomStore
+    /// The room's store and decisions: what the server's room holds.
+    var engine: RoomEngine
+    var name: String { engine.name }
     var queue = SharedRoomQueue<Input, Reply>()
-    var marks = SessionMarks()
     /// What the write being prepared or in flight stores and holds back: on a shared log the real per-room queue
     /// (`SharedRoomState.writes`); on a log of the server's own, what the last request made, handed to the server's
     /// queue at once (`ClusterSimulation.enqueue`).
@@ -66,23 +67,17 @@ final class SimulatedRoom {
     var batchTimerOps: [SimulatedLog.TimerOp] = []
     /// The batch's cancels, each with the number of timer ops before it: the log checks each took its row away.
     var batchCancels: [(name: String, at: Int)] = []
-    /// The timer rows as the write's lock read them, with the batch's own changes since: what `fire` checks.
-    var loggedTimers: [String: StoredTimer] = [:]
     /// Timers the batch fired without removing their rows (only under the mutant `firedTimerRowRemovedSeparately`).
     var firedAwaitingRemoval: [String] = []
-    /// The patches released to its clients, as many as the resume window holds.
-    var released: ReleasedPatches
-    /// The inverses of recent changes, for reverts, kept as the server keeps them (with a short window, so reverts
-    /// also read the log).
-    var timeline = RoomTimeline(window: SimulatedRoom.resumeWindow)
-    /// The views its clients follow, and what each change is to each (the real fan-out's decisions).
-    var views: RoomViews
 
     /// The resume window of the simulated servers (`--resume-window`): short, so that clients also miss more than
-    /// it holds and get snapshots, and reverts read the log beyond the timeline.
+    /// it holds and get snapshots, and reverts read the log beyond the engine's timeline.
     static let resumeWindow = 6
     /// The simulated servers' marks never idle long enough to be deleted: every mark is kept.
     static let sessionWrites = SessionWrites(idleSeconds: 1e12, limit: 10_000)
+    /// What the simulated servers' turns follow. No private part is guarded: the simulation's clients write where the
+    /// app lets them (into another's hand, into the vault), so that what the fan-out hides is tested on every write.
+    static let rules = RoomEngine.Rules(guarded: .none, sessionWrites: sessionWrites, maxTimers: 1_000)
     /// Connections answered (snapshot or resume), in join order.
     var connections: [Int] = []
     /// Snapshots of versions not released yet, by connection: each goes out with the release of its version (nil
@@ -125,9 +120,6 @@ final class SimulatedRoom {
 
     init(id: Int, name: String, store: any RoomStore, recent: [Room.LoggedPatch], parts: PrivateParts) {
         self.id = id
-        self.name = name
-        self.store = store
-        released = ReleasedPatches(version: store.version, window: Self.resumeWindow, recent: recent)
-        views = RoomViews(parts: parts, resumeWindow: Self.resumeWindow)
+        engine = RoomEngine(name: name, store: store, resumeWindow: Self.resumeWindow, recent: recent, parts: parts)
     }
 }
