@@ -66,6 +66,16 @@ extension RoomEngine {
 
     /// Who a request comes from, as its turn needs it.
     struct Source {
+        /// The `client` of its changes' causes: a connection's id, or `http`.
+        var client: String
+        /// Who it is to the reducer.
+        var sender: Sender
+        /// Its token's subject: whose private parts it may write and read.
+        var subject: String?
+        /// The session its `seq` counts in.
+        var session: String?
+        var idempotency: Idempotency?
+
         /// A request the server makes for `sender` (a timer, a join): no session, no key.
         init(detached sender: Sender) {
             self.init(client: sender.client, sender: sender, subject: sender.subject)
@@ -80,16 +90,6 @@ extension RoomEngine {
             self.session = session
             self.idempotency = idempotency
         }
-
-        /// The `client` of its changes' causes: a connection's id, or `http`.
-        var client: String
-        /// Who it is to the reducer.
-        var sender: Sender
-        /// Its token's subject: whose private parts it may write and read.
-        var subject: String?
-        /// The session its `seq` counts in.
-        var session: String?
-        var idempotency: Idempotency?
     }
 
     /// What must happen after a turn, in order.

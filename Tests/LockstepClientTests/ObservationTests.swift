@@ -18,21 +18,24 @@ struct ObservationTests {
         let onMain = Mutex<[Bool]>([])
     }
 
-    /// Waits (on the main actor) for the next change of what `read` reads, then returns the new value.
+    /// Starts observing what `read` reads, at once: the returned wait ends after its next change, with the new value.
+    /// Observing before the change is made (not from a task that may start after it) is what a view does.
     @MainActor
     static func nextChange<T: Sendable>(
         of read: @escaping @MainActor () -> T, onMain: Threads
-    ) async throws -> T {
-        try await within(30, "an observed change") { @MainActor in
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                withObservationTracking {
-                    _ = read()
-                } onChange: {
-                    // Observers run where the store changes: on the main actor it was given (a trap otherwise).
-                    MainActor.assertIsolated("an observed change outside the main actor")
-                    onMain.onMain.withLock { $0.append(true) }
-                    continuation.resume()
-                }
+    ) -> @MainActor () async throws -> T {
+        let (changed, continuation) = AsyncStream<Void>.makeStream()
+        withObservationTracking {
+            _ = read()
+        } onChange: {
+            // Observers run where the store changes: on the main actor it was given (a trap otherwise).
+            MainActor.assertIsolated("an observed change outside the main actor")
+            onMain.onMain.withLock { $0.append(true) }
+            continuation.finish()
+        }
+        return {
+            try await within(30, "an observed change") {
+                for await _ in changed {}
             }
             return read()
         }
@@ -48,19 +51,15 @@ struct ObservationTests {
         do {
             let store = try SharedStore(Counter(), url: url, isolation: MainActor.shared)
             let onMain = Threads()
-            let status = Task { @MainActor in try await Self.nextChange(of: { store.status }, onMain: onMain) }
+            let status = Self.nextChange(of: { store.status }, onMain: onMain)
             try await store.connect()
-            #expect(try await status.value == .live)
+            #expect(try await status() == .live)
 
             var seen: [Int] = []
             for step in 1...5 {
-                let change = Task { @MainActor in
-                    try await Self.nextChange(of: { store.state.count }, onMain: onMain)
-                }
-                // Let the observer register before the action goes out.
-                await Task.yield()
+                let change = Self.nextChange(of: { store.state.count }, onMain: onMain)
                 try await store.enqueue(.increment)
-                seen.append(try await change.value)
+                seen.append(try await change())
                 #expect(store.state.count == step, "the state a view body reads is the new one")
             }
             #expect(seen == [1, 2, 3, 4, 5], "each change once, in order")
