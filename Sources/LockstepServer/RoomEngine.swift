@@ -1,6 +1,7 @@
 import LockstepCore
 import LockstepJSON
 import LockstepStorage
+import LockstepTransport
 import Logging
 
 /// A room's decisions, with no I/O: its store, and what decides each turn (its session marks, the inverses time
@@ -47,6 +48,27 @@ struct RoomEngine {
     /// Whether rebuilding `version` needs older inverses than memory holds: they are read from storage first.
     func needsStoredHistory(toReach version: Int) -> Bool {
         (0..<store.version).contains(version) && version + 1 < (timeline.oldestVersion ?? store.version + 1)
+    }
+
+    /// The state the room had at `version`, rebuilt by its timeline from memory and then from `older` (stored changes
+    /// read beforehand).
+    func state(at version: Int, older: [StoredChange] = []) throws(TimeTravelError) -> JSON {
+        try timeline.state(at: version, from: RoomTurn.state(of: store), current: store.version, older: older)
+    }
+
+    /// The newest version the room's clients have received, and its state: the store's less the changes still being
+    /// stored, so that a read never shows what a crash could take back.
+    func releasedState() throws -> (version: Int, state: JSON) {
+        guard releasedVersion < store.version else { return (releasedVersion, try store.stateJSON()) }
+        return (releasedVersion, try state(at: releasedVersion))
+    }
+
+    /// What a client resuming after `version` missed, as `sight` sees the room; nil when the room no longer has all
+    /// of it (the client then gets a snapshot).
+    func missedPatches(after version: Int, seenBy sight: any RoomSight) -> [OutboundFrame]? {
+        sight.missedPatches(
+            after: version, released: released, current: store.version, views: views,
+            state: { past in try state(at: past) })
     }
 }
 

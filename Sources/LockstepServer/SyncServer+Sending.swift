@@ -58,7 +58,7 @@ extension SyncServer {
         }
         defer { roomBecameIdle(found) }
         do {
-            return try releasedState(of: found)
+            return try found.engine.releasedState()
         } catch {
             throw RoomRequestError(code: "unavailable", message: "\(error)")
         }

@@ -3,7 +3,8 @@ import LockstepJSON
 import LockstepStorage
 import LockstepTransport
 
-/// Time travel: what a `revert` reads first, and the state of a past version, rebuilt backwards from the current state.
+/// Time travel beyond memory: the stored changes a `revert` or a past version's read needs, read before the room's
+/// engine rebuilds the state backwards from the current one (``RoomEngine/state(at:older:)``).
 extension SyncServer {
     /// A revert further back than memory holds: the stored changes it needs are read first, while a client's later
     /// requests wait unread, so it is still applied in its turn.
@@ -48,27 +49,11 @@ extension SyncServer {
         return stored - 1
     }
 
-    /// The state `room` had at `version`, rebuilt by its timeline from memory and then from `older` (stored changes
-    /// read beforehand).
-    func state(of room: Room, at version: Int, older: [StoredChange]) throws(TimeTravelError) -> JSON {
-        let current = try RoomTurn.state(of: room.engine.store)
-        return try room.engine.timeline.state(
-            at: version, from: current, current: room.engine.store.version, older: older)
-    }
-
-    /// The newest version of `room` its clients have received, and its state: the store's less the changes still
-    /// being stored, so that a read never shows what a crash could take back.
-    func releasedState(of room: Room) throws -> (version: Int, state: JSON) {
-        let version = room.releasedVersion
-        guard version < room.engine.store.version else { return (version, try room.engine.store.stateJSON()) }
-        return (version, try state(of: room, at: version, older: []))
-    }
-
     /// The state of a past version of `room` for an HTTP read, reading storage beyond memory.
     func pastState(of room: Room, at version: Int) async throws(TimeTravelError) -> JSON {
         let older = room.engine.needsStoredHistory(toReach: version) ? await storedHistory(of: room, from: version) : []
         do {
-            return try state(of: room, at: version, older: older)
+            return try room.engine.state(at: version, older: older)
         } catch .unknownVersion(let version, _) {
             throw .unknownVersion(version, oldest: await oldestVersion(of: room))
         }

@@ -226,10 +226,7 @@ public actor SyncServer {
         session.sight.open(in: room, make: makeStream)
         if let since = connection.query["since"].flatMap(Int.init),
             room.isResumable(fromEpoch: connection.query["epoch"]),
-            let missed = session.sight.missedPatches(
-                after: since, released: room.engine.released, current: room.engine.store.version,
-                views: room.engine.views,
-                state: { version in try self.state(of: room, at: version, older: []) })
+            let missed = room.engine.missedPatches(after: since, seenBy: session.sight)
         {
             connection.send(room.resumeFrame(for: session, at: since))
             for frame in missed { connection.send(frame) }
@@ -609,7 +606,7 @@ public actor SyncServer {
         }
         if let answer = await timeTravelResponse(to: read, in: room) { return answer }
         do {
-            let (version, state) = try releasedState(of: room)
+            let (version, state) = try room.engine.releasedState()
             let body = read.body(
                 room: room.name, version: version, state: state, epoch: room.epoch, parts: privateParts)
             return HTTPResponse(status: 200, contentType: "application/json", body: body.serialized())

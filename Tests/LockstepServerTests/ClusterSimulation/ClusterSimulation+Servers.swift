@@ -154,11 +154,7 @@ extension ClusterSimulation {
         let version = room.engine.store.version
         let state = (try? room.engine.store.stateJSON()) ?? .null
         if let view = client.view { room.engine.views.open(view, version: version) { state } }
-        if let since,
-            let missed = client.sight.missedPatches(
-                after: since, released: room.engine.released, current: version, views: room.engine.views,
-                state: { past in try room.engine.timeline.state(at: past, from: state, current: version, older: []) })
-        {
+        if let since, let missed = room.engine.missedPatches(after: since, seenBy: client.sight) {
             send(.resume(version: since, seq: seq), to: id)
             for frame in missed { send(.patch(frame.payload), to: id) }
         } else {
