@@ -6,8 +6,7 @@ import LockstepStorage
 /// app's reducer make of it, the patch every client gets and the record the log keeps, and where its session's mark
 /// moves.
 ///
-/// `SyncServer` carries out what it returns (replies, the commit, effects); the cluster simulation runs it for its
-/// clients' requests, so what the simulation checks is what the server decides.
+/// ``RoomEngine`` calls it in each turn, in the server and in the cluster simulation alike.
 enum RoomTurn {
     /// The answer to a request that is not applied again, or nil when it is to be applied: a `seq` the session's mark
     /// covers gets an ack with `"duplicate":true`, an idempotency key used before the answer it got then (or
