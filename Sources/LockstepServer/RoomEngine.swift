@@ -137,11 +137,18 @@ extension RoomEngine {
     typealias Work = @Sendable (_ send: @escaping @Sendable (EffectAction) async -> Void) async -> Void
 
     /// A change the turn made: the store's change, the patch message every client gets and the log keeps, with its
-    /// record of authors and inverse, and the patch as the room releases it (to each view too).
-    struct Commit {
+    /// record of authors and inverse, and the patch as the room releases it (to each view too). A reference, so that
+    /// handing the output on copies one pointer, not every part of the change.
+    final class Commit {
         let change: Change
         let encoded: RoomTurn.Patch
         let patch: Room.LoggedPatch
+
+        init(change: Change, encoded: RoomTurn.Patch, patch: Room.LoggedPatch) {
+            self.change = change
+            self.encoded = encoded
+            self.patch = patch
+        }
     }
 
     /// The server's settings a turn follows.

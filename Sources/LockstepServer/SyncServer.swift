@@ -28,6 +28,8 @@ public actor SyncServer {
     private nonisolated let storage: (any RoomStorage)?
     /// The parts of rooms only their owners see: the app's and the configuration's.
     nonisolated let privateParts: PrivateParts
+    /// The server's settings a room's turn follows.
+    let turnRules: RoomEngine.Rules
     /// The path of every change to storage and the wire: chosen once, here, for the storage.
     let pipeline: any CommitPipeline
     /// Rooms being read from storage, with everyone else asking for one meanwhile: they wait for the same read.
@@ -94,6 +96,8 @@ public actor SyncServer {
         descriptorWarnings = DescriptorWarnings(interval: configuration.descriptorWarningInterval)
         auditTrail = AuditTrail(logger: logger, limitBytes: configuration.auditLimitBytes)
         privateParts = configuration.privateParts.union(configuration.app.privateParts)
+        turnRules = RoomEngine.Rules(
+            guarded: privateParts, sessionWrites: configuration.sessionWrites, maxTimers: configuration.maxTimers)
         if !privateParts.isEmpty, configuration.tokens == nil {
             storage.closable?.close()
             throw configuration.privateParts.isEmpty
@@ -434,12 +438,6 @@ public actor SyncServer {
             if let client { metadata["client"] = "\(client)" }
             logger.log(level: level, "\(what)", metadata: metadata)
         }
-    }
-
-    /// The server's settings a room's turn follows.
-    var turnRules: RoomEngine.Rules {
-        RoomEngine.Rules(
-            guarded: privateParts, sessionWrites: configuration.sessionWrites, maxTimers: configuration.maxTimers)
     }
 
     /// Puts a released patch on the wire, once, for every client following the room.
