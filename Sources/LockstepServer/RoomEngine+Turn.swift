@@ -74,11 +74,10 @@ extension RoomEngine {
     }
 
     /// Applies a change request; an action the server applies for someone says so with `kind` (`timer`, naming
-    /// `timer`, `join` or `leave`). Answers it once the change and its effects' sent actions are made.
+    /// `timer`, `join` or `leave`). It is answered after its own change; its effects' changes follow the answer.
     mutating func change(
         _ request: ClientMessage, seq: Int?, from source: Source, older: [StoredChange] = [],
-        as kind: Cause.Kind? = nil,
-        timer: String? = nil, in step: inout Step
+        as kind: Cause.Kind? = nil, timer: String? = nil, in step: inout Step
     ) {
         let context = context(for: source, in: step)
         if case .revert(let id, let version) = request {

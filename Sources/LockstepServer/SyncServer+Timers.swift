@@ -1,5 +1,4 @@
 import LockstepCore
-import Logging
 import LockstepJSON
 import LockstepStorage
 import LockstepTransport
