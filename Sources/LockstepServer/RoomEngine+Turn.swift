@@ -84,7 +84,10 @@ extension RoomEngine {
             return revert(to: version, id: id, seq: seq, from: source, older: older, context: context, in: &step)
         }
         do {
-            if case .action(_, let action) = request { try checkReads(of: action, by: source.subject, in: step) }
+            if case .action(_, let action) = request {
+                step.turn.actions += 1
+                try checkReads(of: action, by: source.subject, in: step)
+            }
             guard
                 let performed = try RoomTurn.perform(
                     request, client: source.client, as: kind, timer: timer, on: &store, context: context)

@@ -168,10 +168,11 @@ extension RoomEngine {
         let markSeconds: Double
     }
 
-    /// What a turn returns: its outputs, and whether it applied its input (a request answered from its session's or
-    /// key's mark was not).
+    /// What a turn returns: its outputs, whether it applied its input (a request answered from its session's or key's
+    /// mark was not), and how many actions it ran through the reducer for someone (a client's, a timer's, a join's).
     struct Turn {
         var outputs: [Output] = []
         var applied = true
+        var actions = 0
     }
 }

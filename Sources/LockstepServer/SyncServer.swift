@@ -401,9 +401,7 @@ public actor SyncServer {
         let time = RoomEngine.Time(
             milliseconds: clock.epochMilliseconds, markSeconds: Date().timeIntervalSince1970)
         let turn = room.engine.take(taken, at: time, epoch: room.epoch, rules: turnRules, timers: &timers)
-        if turn.applied, case .request(let request, _, _) = input, case .action = request.message {
-            metrics.actions.increment()
-        }
+        if turn.actions > 0 { metrics.actions.increment(by: Int64(turn.actions)) }
         for output in turn.outputs { carryOut(output, of: input, in: room) }
     }
 
