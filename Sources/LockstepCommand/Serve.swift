@@ -71,6 +71,14 @@ struct Serve: AsyncParsableCommand {
             """)
     var eventLoop = EventLoopBackend.poll
 
+    @Option(
+        help: """
+            After a pass of the loop that sent nothing, how long from its start the next waits for more input, so \
+            many clients sending a little each (cursor moves) cost one wake-up; adds at most this to such input's \
+            latency. 0: none.
+            """)
+    var gatherInterval = Duration.milliseconds(1)
+
     @Option(help: "Messages per second one connection may send (0: no limit); a faster one is read more slowly.")
     var rateLimit = 1_000
 
@@ -230,6 +238,9 @@ struct Serve: AsyncParsableCommand {
         guard stallTimeout >= .zero, roomIdle >= .zero else {
             throw ValidationError("--stall-timeout and --room-idle cannot be negative")
         }
+        guard gatherInterval >= .zero, gatherInterval <= .milliseconds(100) else {
+            throw ValidationError("--gather-interval must be between 0 and 100ms")
+        }
         guard presenceInterval >= .zero else { throw ValidationError("--presence-interval cannot be negative") }
         guard sessionIdle >= .seconds(3_600) else { throw ValidationError("--session-idle must be at least 1h") }
         guard postgres == nil || !memory else { throw ValidationError("--postgres and --memory exclude each other") }
@@ -276,6 +287,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxConnections = maxConnections
         configuration.receiveBufferBytes = receiveBuffer
         configuration.eventLoop = eventLoop
+        configuration.gatherInterval = gatherInterval
         configuration.rateLimit = rateLimit
         configuration.presencePeers = presencePeers
         configuration.presenceLimit = presenceLimit

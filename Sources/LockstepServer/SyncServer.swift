@@ -83,6 +83,7 @@ public actor SyncServer {
         transportConfiguration.maxMessageBytes = configuration.maxFrameBytes
         transportConfiguration.receiveBufferBytes = configuration.receiveBufferBytes
         transportConfiguration.eventLoop = configuration.eventLoop
+        transportConfiguration.gatherInterval = configuration.gatherInterval
         transportConfiguration.handshakeTimeoutSeconds = Int(configuration.handshakeTimeout.components.seconds)
         transportConfiguration.pingIntervalSeconds = Int(configuration.pingInterval.components.seconds)
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {

@@ -30,10 +30,10 @@ final class HTTPExchange {
 
     /// The producer of a paused exchange has answered: the wait's deadline goes, reading resumes (lws serves no
     /// writeable callback to a wsi whose reading is paused) and the writeable callback writes what it has. Loop thread.
-    static func proceed(_ wsi: OpaquePointer) {
+    static func proceed(_ wsi: OpaquePointer, server: WebSocketServer) {
         lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         lws_rx_flow_control(wsi, 1 | Int32(LWS_RXFLOW_REASON_FLAG_PROCESS_NOW))
-        lws_callback_on_writable(wsi)
+        server.requestWritable(wsi)
     }
 }
 

@@ -49,7 +49,7 @@ enum HTTPStreamWriter {
         }
         exchange.offset += chunk
         let isLast = finished && exchange.offset == exchange.body.count
-        let written = lws_write(
+        let written = server.send(
             wsi, base.assumingMemoryBound(to: UInt8.self), chunk, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
         )
         if written < 0 { return .failed }
@@ -65,7 +65,9 @@ enum HTTPStreamWriter {
         stream.flushScheduled = false
         guard let wsi = stream.waitingWsi, let exchange = exchange(of: wsi), exchange.stream === stream else { return }
         stream.waitingWsi = nil
-        guard lws_is_ssl(wsi) == 0, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi) }
+        guard lws_is_ssl(wsi) == 0, lws_partial_buffered(wsi) == 0 else {
+            return HTTPExchange.proceed(wsi, server: server)
+        }
         let capacity = server.configuration.coalesceBytes
         let base = (server.writeBuffer + CLibWebSockets_LWS_PRE).assumingMemoryBound(to: UInt8.self)
         var length = 0
@@ -95,12 +97,12 @@ enum HTTPStreamWriter {
                 break gathering
             }
         }
-        if length > 0, lws_write(wsi, base, length, LWS_WRITE_HTTP) < 0 {
+        if length > 0, server.send(wsi, base, length, LWS_WRITE_HTTP) < 0 {
             return lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
         }
         // What the socket did not take, lws holds and writes as it drains; a body paused meanwhile would not be
         // served (reading is off), so the writeable callbacks take over until lws holds nothing, as before.
-        guard waits, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi) }
+        guard waits, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi, server: server) }
         stream.waitingWsi = wsi
         // Reading stays paused, as after any `.later`; a body that is not open-ended waits anew for its producer.
         if !stream.isOpenEnded {

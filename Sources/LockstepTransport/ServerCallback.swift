@@ -65,9 +65,11 @@ func serverCallback(
         return 0
 
     case LWS_CALLBACK_HTTP:
+        server(of: wsi).receivedInPass = true
         return handleHTTP(wsi, user, input)
 
     case LWS_CALLBACK_HTTP_BODY:
+        server(of: wsi).receivedInPass = true
         guard let request = receivingRequest(in: user), let input else { return -1 }
         let piece = UnsafeRawBufferPointer(start: input, count: length)
         if request.body.isEmpty, let malformed = MalformedRequest.checkBodyStart(piece, method: request.method) {
@@ -126,7 +128,7 @@ private func refuse(_ wsi: OpaquePointer, with response: HTTPResponse, server: W
     let bytes = Array(head.utf8.prefix(server.configuration.coalesceBytes / 2)) + body
     let base = server.writeBuffer + CLibWebSockets_LWS_PRE
     bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-    _ = lws_write(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
+    _ = server.send(wsi, base.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
 }
 
 /// Completes the handshake answer's `Sec-WebSocket-Extensions: permessage-deflate` line, which libwebsockets wrote
@@ -286,11 +288,11 @@ private func answer(
     let headLength = cursor! - start
 
     if let stream = response.stream, !isHead {
-        if lws_write(wsi, start, headLength, LWS_WRITE_HTTP_HEADERS) < 0 { return -1 }
+        if server.send(wsi, start, headLength, LWS_WRITE_HTTP_HEADERS) < 0 { return -1 }
         guard storeExchange(HTTPExchange(body: [], stream: stream), in: user) else { return -1 }
         stream.bind(to: server, wsi: wsi)
         HTTPStreamWriter.keepAlive(wsi, server: server)
-        lws_callback_on_writable(wsi)
+        server.requestWritable(wsi)
         return 0
     }
     // In h1 lws_write sends HTTP bytes as they are (lib/roles/h1/ops-h1.c, 4.1.6), head and body alike: one send.
@@ -299,7 +301,7 @@ private func answer(
         if inline > 0 { UnsafeMutableRawPointer(cursor!).copyMemory(from: body.baseAddress!, byteCount: inline) }
     }
     let isLast = isHead || inline == response.body.count
-    if lws_write(wsi, start, headLength + inline, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0 { return -1 }
+    if server.send(wsi, start, headLength + inline, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0 { return -1 }
     if isLast {
         releaseExchange(user)
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
@@ -307,7 +309,7 @@ private func answer(
     let exchange = HTTPExchange(body: response.body)
     exchange.offset = inline
     guard storeExchange(exchange, in: user) else { return -1 }
-    lws_callback_on_writable(wsi)
+    server.requestWritable(wsi)
     return 0
 }
 
@@ -320,7 +322,7 @@ func answerReady(_ promise: HTTPPromise, server: WebSocketServer) {
     guard let pointer = exchangeSlot(user)?.load(as: UnsafeMutableRawPointer?.self),
         Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue().promise === promise
     else { return }
-    guard lws_is_ssl(wsi) == 0, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi) }
+    guard lws_is_ssl(wsi) == 0, lws_partial_buffered(wsi) == 0 else { return HTTPExchange.proceed(wsi, server: server) }
     let exchange = Unmanaged<HTTPExchange>.fromOpaque(pointer).takeUnretainedValue()
     guard let response = promise.takeResponse() else { return }
     exchange.promise = nil
@@ -373,7 +375,7 @@ private func writeHTTPBody(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer
         if stream.waitingWsi != nil { return 0 }
         switch HTTPStreamWriter.write(exchange, stream: stream, wsi: wsi, server: server) {
         case .more:
-            lws_callback_on_writable(wsi)
+            server.requestWritable(wsi)
             return 0
         case .waiting:
             return 0
@@ -391,12 +393,12 @@ private func writeHTTPBody(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer
     }
     exchange.offset += chunk
     let isLast = exchange.offset == exchange.body.count
-    let written = lws_write(
+    let written = server.send(
         wsi, base.assumingMemoryBound(to: UInt8.self), chunk, isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
     )
     if written < 0 { return -1 }
     if !isLast {
-        lws_callback_on_writable(wsi)
+        server.requestWritable(wsi)
         return 0
     }
     releaseExchange(user)

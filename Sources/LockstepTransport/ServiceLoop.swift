@@ -45,13 +45,17 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private var wakeHandler: (() -> Void)?
     /// Called on the loop thread right after the context was destroyed; set before `start`.
     private var destroyedHandler: (() -> Void)?
-    /// Runs after every pass of the event loop, before it waits again. Loop thread only.
-    private var turnHandler: (() -> Void)?
+    /// Runs after every pass of the event loop, before it waits again; says whether the pass only read, so that
+    /// input may gather before the next. Loop thread only.
+    private var turnHandler: (() -> Bool)?
     /// Runs the context's passes: poll(2) or libev. Chosen once, at init.
     private let driver: any LoopDriver
+    /// Lets input gather before a pass that follows one that only read; nil: every pass at once.
+    private let gathering: InputGathering?
 
-    init(backend: EventLoopBackend, collectInterval: Duration = .zero) {
+    init(backend: EventLoopBackend, collectInterval: Duration = .zero, gatherInterval: Duration = .zero) {
         driver = backend.makeDriver(collectInterval: collectInterval)
+        gathering = gatherInterval > .zero ? InputGathering(interval: gatherInterval) : nil
     }
 
     /// Has the context created from `info` run on this loop's backend.
@@ -91,9 +95,10 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
 
     // MARK: - Internal
 
-    /// Starts the service thread for `context`. `owner` stays alive until the thread has destroyed the context.
+    /// Starts the service thread for `context`. `owner` stays alive until the thread has destroyed the context;
+    /// `onTurnEnd` runs after each pass and says whether the pass only read (input may gather before the next).
     func start(
-        context: OpaquePointer, owner: AnyObject, onWake: (() -> Void)?, onTurnEnd: (() -> Void)? = nil,
+        context: OpaquePointer, owner: AnyObject, onWake: (() -> Void)?, onTurnEnd: (() -> Bool)? = nil,
         onDestroyed: (() -> Void)?
     ) {
         wakeHandler = onWake
@@ -158,6 +163,7 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
                 guard wasEmpty, let context = OpaquePointer(bitPattern: state.context) else { return .none }
                 // Inside the lock, so the loop cannot start destroying the context meanwhile.
                 lws_cancel_service(context)
+                gathering?.interrupt()
                 return .none
             case .terminated:
                 state.work.append(work)
@@ -194,9 +200,15 @@ public final class ServiceLoop: SerialExecutor, @unchecked Sendable {
     private func run(context: OpaquePointer) {
         ownerThread.store(currentThreadID(), ordering: .releasing)
         driver.start(context)
+        var onlyRead = false
         while !stopping {
+            // Input libwebsockets holds already (a request's body read with its head) is served at once, as is work.
+            if onlyRead {
+                gathering?.wait { hasWaitingWork || lws_service_adjust_timeout(context, 1, 0) == 0 }
+            }
+            gathering?.passBegins()
             if !driver.runPass(context) { break }
-            turnHandler?()
+            onlyRead = turnHandler?() ?? false
         }
         driver.stop(context)
         state.withLock { $0.phase = .destroying }

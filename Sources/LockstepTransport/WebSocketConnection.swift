@@ -226,7 +226,7 @@ public final class WebSocketConnection {
     func requestWritable() {
         guard let wsi, !writeRequested else { return }
         writeRequested = true
-        lws_callback_on_writable(wsi)
+        server.requestWritable(wsi)
     }
 
     /// `LWS_CALLBACK_SERVER_WRITEABLE`: hands as many waiting frames as fit to one `lws_write`: frames sent to this
@@ -279,7 +279,7 @@ public final class WebSocketConnection {
             let payload = [UInt8(close.code >> 8), UInt8(close.code & 0xFF)] + close.reason
             let frame = OutboundFrame(opcode: 0x8, compressed: false, payload: payload)
             let pointer = frame.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            guard lws_write(wsi, pointer, frame.byteCount, LWS_WRITE_HTTP) >= 0 else { return -1 }
+            guard server.send(wsi, pointer, frame.byteCount, LWS_WRITE_HTTP) >= 0 else { return -1 }
             closeFrame = .written
             fallthrough
         case .written:
@@ -333,7 +333,7 @@ public final class WebSocketConnection {
             next = interleave(limit: limit)
         }
         let pointer = UnsafeMutablePointer(mutating: next.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        if lws_write(wsi, pointer, next.bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
+        if server.send(wsi, pointer, next.bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
         if next.sent > 0 {
             outbound.removeFirst(next.sent)
             writtenSentBytes += next.sent
@@ -445,6 +445,7 @@ public final class WebSocketConnection {
     func handleReceive(_ input: UnsafeMutableRawPointer?, _ length: Int) {
         // Closing: read only so that the socket ends without a reset (see `close`).
         guard let wsi, pendingClose == nil else { return }
+        server.receivedInPass = true
         noteInputWaiting(afterReceiving: length, wsi: wsi)
         let message: InboundMessage?
         do {

@@ -40,6 +40,9 @@ public final class WebSocketServer: @unchecked Sendable {
         public var compressionMinimumBytes = 128
         /// How the loop waits for sockets: `poll` suits busy fan-out, `epoll` many mostly idle connections.
         public var eventLoop = EventLoopBackend.poll
+        /// After a pass of the loop that only read (sent and asked to send nothing), how long since it began the next
+        /// one waits for more input to gather; work from other threads ends the wait. Zero: none. See `InputGathering`.
+        public var gatherInterval = Duration.zero
         /// Seconds after which a WebSocket client that has not answered a ping is pinged again; one that answers
         /// none within `pingGraceSeconds` more is closed, so a client gone without a word (its network lost, its
         /// device asleep) leaves presence and frees its socket. HTTP connections are not pinged.
@@ -85,6 +88,10 @@ public final class WebSocketServer: @unchecked Sendable {
     var bodiesAwaited: Set<OpaquePointer> = []
     /// HTTP bodies resumed in this pass, flushed with the stream wakes (`HTTPStreamWriter.flush`).
     private var bodiesToFlush: [HTTPBodyStream] = []
+    /// Whether this pass of the loop read a message or a request, and whether it sent or asked to send anything
+    /// (`send`, `requestWritable`): a pass that only read lets input gather before the next one (`InputGathering`).
+    var receivedInPass = false
+    private var sentInPass = false
     /// Passes of the loop so far.
     private(set) var pass = 0
     /// Rounds of reads so far (each pass's, and each read again within a pass), for telling one round's from the next.
@@ -128,7 +135,7 @@ public final class WebSocketServer: @unchecked Sendable {
         LibWebSocketsLog.install(warnings: configuration.logWarnings)
         self.configuration = configuration
         self.delegate = delegate
-        loop = ServiceLoop(backend: configuration.eventLoop)
+        loop = ServiceLoop(backend: configuration.eventLoop, gatherInterval: configuration.gatherInterval)
         writeBuffer = .allocate(byteCount: CLibWebSockets_LWS_PRE + configuration.coalesceBytes, alignment: 16)
         idlePolicy = .allocate(capacity: 1)
         idlePolicy.initialize(to: lws_retry_bo_t())
@@ -197,9 +204,28 @@ public final class WebSocketServer: @unchecked Sendable {
             self.writeAnswers()
             self.wakeStreams()
             self.checkDescriptors()
+            // Only read: nobody waits for an answer from it, and input left waiting is read on at once.
+            defer { (self.receivedInPass, self.sentInPass) = (false, false) }
+            return self.receivedInPass && !self.sentInPass && self.inputWaiting.isEmpty
         }, onDestroyed: { [unowned self] in
             for connection in Array(self.connections.values) { connection.handleClosed() }
         })
+    }
+
+    /// Hands `count` bytes at `bytes` to libwebsockets for `wsi`: every write of the server goes through here. Loop
+    /// thread only.
+    func send(
+        _ wsi: OpaquePointer, _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, _ kind: lws_write_protocol
+    ) -> Int32 {
+        sentInPass = true
+        return lws_write(wsi, bytes, count, kind)
+    }
+
+    /// Asks libwebsockets for a writeable callback for `wsi`: every such request of the server goes through here.
+    /// Loop thread only.
+    func requestWritable(_ wsi: OpaquePointer) {
+        sentInPass = true
+        lws_callback_on_writable(wsi)
     }
 
     /// The form of `frame` a deflate client receives, compressed once per frame. Loop thread only.

@@ -146,6 +146,15 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
                 }
             } else if text.hasPrefix("flood:"), let range = Self.range(text.dropFirst(6)) {
                 for index in range { stream?.append(OutboundFrame(text: Self.floodFrame(index))) }
+            } else if text.hasPrefix("quiet:") {
+                // Needs no answer, as a presence state.
+            } else if text.hasPrefix("later:") {
+                // Answered from another thread, as after a storage commit.
+                let (id, loop, answer) = (connection.id, connection.server.loop, String(text.dropFirst(6)))
+                Task.detached {
+                    try? await Task.sleep(for: .milliseconds(1))
+                    loop.execute { self.connections[id]?.send(OutboundFrame(text: answer)) }
+                }
             } else if text == "close1008" {
                 connection.close(code: 1008, reason: "policy")
             } else {
