@@ -73,9 +73,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: """
-            After a pass of the loop that sent nothing, how long from its start the next waits for more input, so \
-            many clients sending a little each (cursor moves) cost one wake-up; adds at most this to such input's \
-            latency. 0: none.
+            After a pass of the loop that only read (sent nothing: presence states), how long from its start the next \
+            waits for more input, so many clients sending a little each cost one wake-up; answers and storage \
+            commits never wait. 0: none.
             """)
     var gatherInterval = Duration.milliseconds(1)
 

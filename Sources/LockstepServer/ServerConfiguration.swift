@@ -49,10 +49,11 @@ public struct ServerConfiguration: Sendable {
     /// How the transport's loop waits for sockets: `poll` (the default) costs every open connection on each pass and
     /// is the cheaper loop for busy rooms; `epoll` costs only the ready ones, for many mostly idle connections.
     public var eventLoop = EventLoopBackend.poll
-    /// After a pass of the transport's loop that sent nothing, how long from its start the next pass waits for more
-    /// input, so that many clients sending a little each (cursor moves, presence states) cost the loop one wake-up
-    /// rather than one per message. A pass that answered anyone is followed at once, and work from other threads (a
-    /// storage commit) ends the wait, so only input arriving right after a quiet pass waits, at most this. Zero: none.
+    /// After a pass of the transport's loop that only read (a message or request in, nothing sent or asked to be sent),
+    /// how long from its start the next pass waits for more input, so that many clients sending a little each (cursor
+    /// moves, presence states) cost the loop one wake-up rather than one per message. A pass that sent anything (an
+    /// answer, an ack, a patch) is followed at once, and work from other threads (a storage commit) ends the wait, so
+    /// only input arriving right after a pass that only read waits, at most this. Zero: none.
     public var gatherInterval = Duration.milliseconds(1)
     /// While the process is out of file descriptors, at most one warning per this interval says so (with how many
     /// connections were refused since the last); the `lockstep_out_of_descriptors_total` metric counts every one.

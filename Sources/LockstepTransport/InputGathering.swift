@@ -17,7 +17,6 @@ internal import Darwin
 /// `interval`.
 // @unchecked Sendable: `lastPassStart` is read and written on the loop thread only; the rest is atomic or a semaphore.
 final class InputGathering: @unchecked Sendable {
-    let interval: Duration
     private let intervalNanoseconds: Int64
     /// When the last pass began, on the monotonic clock. Loop thread only.
     private var lastPassStart: Int64 = 0
@@ -26,7 +25,6 @@ final class InputGathering: @unchecked Sendable {
     private let waitEnded = DispatchSemaphore(value: 0)
 
     init(interval: Duration) {
-        self.interval = interval
         let (seconds, attoseconds) = interval.components
         intervalNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
