@@ -1,10 +1,5 @@
 import Dispatch
 import Synchronization
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
 
 /// Lets input gather before the loop's next pass when its last pass only read.
 ///
@@ -17,32 +12,32 @@ internal import Darwin
 /// `interval`.
 // @unchecked Sendable: `lastPassStart` is read and written on the loop thread only; the rest is atomic or a semaphore.
 final class InputGathering: @unchecked Sendable {
-    private let intervalNanoseconds: Int64
-    /// When the last pass began, on the monotonic clock. Loop thread only.
-    private var lastPassStart: Int64 = 0
+    private let interval: Duration
+    /// When the last pass began. Loop thread only.
+    private var lastPassStart = ContinuousClock.now
     /// True while the loop waits; whoever clears it signals `waitEnded`.
     private let waiting = Atomic<Bool>(false)
     private let waitEnded = DispatchSemaphore(value: 0)
 
     init(interval: Duration) {
-        let (seconds, attoseconds) = interval.components
-        intervalNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self.interval = interval
     }
 
     /// Notes that a pass begins now. Loop thread.
     func passBegins() {
-        lastPassStart = Self.now()
+        lastPassStart = .now
     }
 
     /// Before a pass that follows one that only read: waits until `interval` has passed since that one began, unless
     /// `hasWork` says work is waiting already or work comes meanwhile (`interrupt`). Loop thread.
     func wait(unless hasWork: () -> Bool) {
-        let remaining = intervalNanoseconds - (Self.now() - lastPassStart)
-        guard remaining > 0 else { return }
+        let remaining = interval - lastPassStart.duration(to: .now)
+        guard remaining > .zero else { return }
         waiting.store(true, ordering: .sequentiallyConsistent)
         var signalled = false
         if !hasWork() {
-            signalled = waitEnded.wait(timeout: .now() + .nanoseconds(Int(remaining))) == .success
+            let nanoseconds = Int(remaining / .nanoseconds(1))
+            signalled = waitEnded.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
         }
         // Cleared by `interrupt` meanwhile: its signal is on its way, and must not end the next wait.
         if !waiting.exchange(false, ordering: .sequentiallyConsistent), !signalled { waitEnded.wait() }
@@ -51,11 +46,5 @@ final class InputGathering: @unchecked Sendable {
     /// Ends a wait in progress; work was submitted. Any thread.
     func interrupt() {
         if waiting.exchange(false, ordering: .sequentiallyConsistent) { waitEnded.signal() }
-    }
-
-    private static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

@@ -25,7 +25,8 @@ struct InputGatheringTests {
             let sockets = try (0..<8).map { _ in try RawSocket(port: server.port) }
             try await offThePool {
                 for socket in sockets { #expect(socket.handshake().hasPrefix("HTTP/1.1 101")) }
-                // 40 rounds 3 ms apart: without gathering, a wake and a pass for nearly every round.
+                // The input under test is spread over time: 40 rounds 3 ms apart, which without gathering cost a wake
+                // and a pass for nearly every round (a loaded machine can only merge more of them).
                 for round in 0..<40 {
                     for socket in sockets {
                         socket.write(RawSocket.frame(opcode: 1, fin: true, payload: Array("quiet:\(round)".utf8)))
@@ -74,11 +75,16 @@ struct InputGatheringTests {
     @Test func workFromAnotherThreadEndsAWait() async throws {
         let gathering = InputGathering(interval: .seconds(60))
         let start = ContinuousClock.now
+        // The wait asks whether work is waiting once it is set to be interrupted: the interrupt comes after that.
+        let (checked, checking) = AsyncStream<Void>.makeStream()
         async let waited: Void = offThePool {
             gathering.passBegins()
-            gathering.wait { false }
+            gathering.wait {
+                checking.yield()
+                return false
+            }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        for await _ in checked { break }
         gathering.interrupt()
         try await waited
         #expect(ContinuousClock.now - start < .seconds(30))

@@ -149,7 +149,8 @@ final class TestDelegate: WebSocketServerDelegate, @unchecked Sendable {
             } else if text.hasPrefix("quiet:") {
                 // Needs no answer, as a presence state.
             } else if text.hasPrefix("later:") {
-                // Answered from another thread, as after a storage commit.
+                // Answered from another thread a moment later, as after a storage commit: the delay is what is modelled
+                // (the loop has usually ended its pass and is waiting), not a wait for an event.
                 let (id, loop, answer) = (connection.id, connection.server.loop, String(text.dropFirst(6)))
                 Task.detached {
                     try? await Task.sleep(for: .milliseconds(1))
